@@ -1,0 +1,122 @@
+/// A sequence of results read one at a time from a live statement, with no
+/// intermediate array.
+///
+/// ```swift
+/// let rows = try Row.fetchCursor(db, sql: "SELECT start, end, country FROM ips")
+/// while let row = try rows.next() {
+///     let country: String = try row["country"]
+/// }
+/// ```
+///
+/// A cursor is single-pass. It releases its statement (and the read lock it
+/// holds) when it reaches the end, when it throws, or when it is released.
+/// Do not run other statements' writes on the table you iterate.
+public protocol Cursor<Element>: AnyObject {
+    /// The type of the cursor's elements.
+    associatedtype Element
+
+    /// The next element, or nil at the end.
+    ///
+    /// - Throws: ``SQLiteError`` or ``DatabaseDecodingError``.
+    func next() throws -> Element?
+}
+
+extension Cursor {
+    /// Calls `body` with each remaining element.
+    public func forEach(_ body: (Element) throws -> Void) throws {
+        while let element = try next() {
+            try body(element)
+        }
+    }
+}
+
+extension Array {
+    /// The remaining elements of a cursor.
+    public init<C: Cursor>(_ cursor: C) throws where C.Element == Element {
+        self.init()
+        while let element = try cursor.next() {
+            append(element)
+        }
+    }
+}
+
+extension Set {
+    /// The remaining elements of a cursor, without duplicates.
+    public init<C: Cursor>(_ cursor: C) throws where C.Element == Element {
+        self.init()
+        while let element = try cursor.next() {
+            insert(element)
+        }
+    }
+}
+
+/// A cursor over the rows of a query. Each ``Row`` reads the live statement
+/// and is valid until the next call to ``next()``; ``Row/copy()`` keeps one.
+public final class RowCursor: Cursor {
+    /// The statement being stepped.
+    public let statement: Statement
+    private var isFinished = false
+
+    init(statement: Statement, arguments: StatementArguments) throws {
+        self.statement = statement
+        try statement.setArguments(arguments)
+    }
+
+    deinit {
+        if !isFinished { sqlite3_reset(statement.sqliteStatement) }
+    }
+
+    /// The next row, or nil at the end.
+    public func next() throws -> Row? {
+        guard !isFinished else { return nil }
+        do {
+            if try statement.step() {
+                return Row(statement: statement)
+            }
+        } catch {
+            isFinished = true
+            throw error
+        }
+        isFinished = true
+        sqlite3_reset(statement.sqliteStatement)
+        return nil
+    }
+}
+
+/// A cursor over the first column of a query, read as `Value`.
+public final class ValueCursor<Value: DatabaseValueConvertible>: Cursor {
+    /// The statement being stepped.
+    public let statement: Statement
+    private var isFinished = false
+
+    init(statement: Statement, arguments: StatementArguments) throws {
+        guard statement.columnCount > 0 else {
+            throw SQLiteError.misuse("the statement returns no column to read as \(Value.self)", sql: statement.sql)
+        }
+        self.statement = statement
+        try statement.setArguments(arguments)
+    }
+
+    deinit {
+        if !isFinished { sqlite3_reset(statement.sqliteStatement) }
+    }
+
+    /// The next value, or nil at the end.
+    ///
+    /// - Throws: ``DatabaseDecodingError`` when a value does not fit `Value`.
+    public func next() throws -> Value? {
+        guard !isFinished else { return nil }
+        do {
+            if try statement.step() {
+                return try statement.decodeColumn(Value.self, at: 0)
+            }
+        } catch {
+            isFinished = true
+            sqlite3_reset(statement.sqliteStatement)
+            throw error
+        }
+        isFinished = true
+        sqlite3_reset(statement.sqliteStatement)
+        return nil
+    }
+}

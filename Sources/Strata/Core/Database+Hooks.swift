@@ -1,0 +1,89 @@
+/// A row change reported by the update hook.
+///
+/// See <https://www.sqlite.org/c3ref/update_hook.html>.
+public struct DatabaseEvent: Hashable, Sendable {
+    /// The kind of change.
+    public enum Kind: Hashable, Sendable {
+        case insert, update, delete
+    }
+
+    /// The kind of change.
+    public var kind: Kind
+    /// The schema name: `main`, `temp`, or an attached database's name.
+    public var databaseName: String
+    /// The changed table.
+    public var tableName: String
+    /// The rowid of the changed row.
+    public var rowID: Int64
+}
+
+extension Database {
+    /// Calls `hook` for every row inserted, updated or deleted in a rowid
+    /// table; nil removes the hook. Setting a hook replaces the previous one.
+    ///
+    /// The hook runs inside the statement that made the change: it must not
+    /// use the database.
+    ///
+    /// See <https://www.sqlite.org/c3ref/update_hook.html>.
+    public func setUpdateHook(_ hook: ((DatabaseEvent) -> Void)?) throws {
+        let handle = try checkedConnection()
+        updateHook = hook
+        guard hook != nil else {
+            sqlite3_update_hook(handle, nil, nil)
+            return
+        }
+        sqlite3_update_hook(handle, { context, operation, databaseName, tableName, rowID in
+            guard let context else { return }
+            let db = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
+            let kind: DatabaseEvent.Kind
+            switch operation {
+            case SQLITE_INSERT: kind = .insert
+            case SQLITE_DELETE: kind = .delete
+            default: kind = .update
+            }
+            db.updateHook?(DatabaseEvent(
+                kind: kind,
+                databaseName: databaseName.map { String(cString: $0) } ?? "main",
+                tableName: tableName.map { String(cString: $0) } ?? "",
+                rowID: rowID))
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Calls `hook` when a transaction is about to commit; nil removes it.
+    ///
+    /// Return `true` to let the commit proceed; `false` turns it into a
+    /// rollback, and the COMMIT fails with `.constraintCommitHook`. The hook
+    /// must not use the database.
+    ///
+    /// See <https://www.sqlite.org/c3ref/commit_hook.html>.
+    public func setCommitHook(_ hook: (() -> Bool)?) throws {
+        let handle = try checkedConnection()
+        commitHook = hook
+        guard hook != nil else {
+            sqlite3_commit_hook(handle, nil, nil)
+            return
+        }
+        sqlite3_commit_hook(handle, { context in
+            guard let context else { return 0 }
+            let db = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
+            return (db.commitHook?() ?? true) ? 0 : 1
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Calls `hook` when a transaction rolls back; nil removes it. The hook
+    /// must not use the database.
+    ///
+    /// See <https://www.sqlite.org/c3ref/commit_hook.html>.
+    public func setRollbackHook(_ hook: (() -> Void)?) throws {
+        let handle = try checkedConnection()
+        rollbackHook = hook
+        guard hook != nil else {
+            sqlite3_rollback_hook(handle, nil, nil)
+            return
+        }
+        sqlite3_rollback_hook(handle, { context in
+            guard let context else { return }
+            Unmanaged<Database>.fromOpaque(context).takeUnretainedValue().rollbackHook?()
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+}

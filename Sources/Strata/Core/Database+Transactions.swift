@@ -1,0 +1,103 @@
+extension Database {
+    /// Runs `body` in a transaction: commits when it returns, rolls back when
+    /// it throws.
+    ///
+    /// ```swift
+    /// try db.transaction {
+    ///     try db.execute(sql: "UPDATE accounts SET balance = balance - 10 WHERE id = 1")
+    ///     try db.execute(sql: "UPDATE accounts SET balance = balance + 10 WHERE id = 2")
+    /// }
+    /// ```
+    ///
+    /// Called inside another transaction, it runs as a savepoint instead
+    /// (see ``savepoint(_:)``), so transactions nest.
+    ///
+    /// - Parameters:
+    ///   - kind: how locks are taken; `.deferred` by default, as in SQLite.
+    ///   - body: the work to do.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws (after the rollback), or ``SQLiteError``
+    ///   when beginning or committing fails — a failed commit is rolled back.
+    ///
+    /// See <https://www.sqlite.org/lang_transaction.html>.
+    public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
+        if isInsideTransaction {
+            return try savepoint(body)
+        }
+        try beginTransaction(kind)
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        do {
+            try commit()
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        return result
+    }
+
+    /// Runs `body` in a savepoint: releases it when `body` returns, rolls back
+    /// to it when `body` throws. Savepoints nest, inside or outside a
+    /// transaction.
+    ///
+    /// ```swift
+    /// try db.transaction {
+    ///     try db.execute(sql: "INSERT INTO log(message) VALUES ('start')")
+    ///     try? db.savepoint {
+    ///         try db.execute(sql: "INSERT INTO items(id) VALUES (1)")   // may fail
+    ///     }
+    ///     // the log row stays either way
+    /// }
+    /// ```
+    ///
+    /// See <https://www.sqlite.org/lang_savepoint.html>.
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        savepointCounter += 1
+        let name = "strata_savepoint_\(savepointCounter)"
+        try execute(sql: "SAVEPOINT \(name)")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            if isInsideTransaction {
+                try? execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
+                try? execute(sql: "RELEASE SAVEPOINT \(name)")
+            }
+            throw error
+        }
+        try execute(sql: "RELEASE SAVEPOINT \(name)")
+        return result
+    }
+
+    /// Begins a transaction. Prefer ``transaction(_:_:)``, which cannot leave
+    /// one open.
+    ///
+    /// - Throws: ``SQLiteError`` when a transaction is already open.
+    public func beginTransaction(_ kind: TransactionKind = .deferred) throws {
+        try execute(sql: "BEGIN \(kind.rawValue) TRANSACTION")
+    }
+
+    /// Commits the open transaction.
+    public func commit() throws {
+        try execute(sql: "COMMIT TRANSACTION")
+    }
+
+    /// Rolls back the open transaction.
+    public func rollback() throws {
+        try execute(sql: "ROLLBACK TRANSACTION")
+    }
+
+    /// Rolls back when a transaction is still open. SQLite may already have
+    /// rolled back by itself (after SQLITE_FULL, SQLITE_IOERR, an interrupt…),
+    /// and the caller is already throwing the error that matters.
+    func rollbackQuietly() {
+        if isInsideTransaction {
+            try? rollback()
+        }
+    }
+}

@@ -1,0 +1,420 @@
+import Foundation
+
+/// One connection to a SQLite database.
+///
+/// ```swift
+/// let db = try Database(path: "movies.sqlite")
+/// try db.execute(sql: """
+///     CREATE TABLE IF NOT EXISTS movies(id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INT);
+///     INSERT INTO movies(title, year) VALUES ('Heat', 1995);
+///     """)
+/// let titles = try String.fetchAll(db, sql: "SELECT title FROM movies WHERE year > ?", arguments: [1990])
+/// ```
+///
+/// A `Database` is not `Sendable`: it lives on one thread or serial executor.
+/// To use a database from several tasks, open a ``DatabaseQueue``, which owns
+/// a connection and hands it to your closures one at a time.
+///
+/// The connection closes when the value is released, or earlier with
+/// ``close()``.
+///
+/// See <https://www.sqlite.org/c3ref/sqlite3.html>.
+public final class Database {
+    /// The configuration the connection was opened with.
+    public let configuration: Configuration
+
+    /// Where the database lives.
+    public let location: DatabaseLocation
+
+    let state: ConnectionState
+    var statementCache: [String: Statement] = [:]
+    var savepointCounter = 0
+
+    /// A handle that can interrupt this connection's running statement from
+    /// any thread.
+    public let interruptHandle: DatabaseInterruptHandle
+
+    // Hooks, called by SQLite through trampolines (see Database+Hooks.swift).
+    var updateHook: ((DatabaseEvent) -> Void)?
+    var commitHook: (() -> Bool)?
+    var rollbackHook: (() -> Void)?
+
+    /// Opens a database file.
+    ///
+    /// - Parameters:
+    ///   - path: the file's path.
+    ///   - configuration: how to open it; by default the file is created when
+    ///     missing and foreign keys are enforced.
+    /// - Throws: ``SQLiteError``: `.cantOpen` for a missing file that may not
+    ///   be created or an unreachable path, `.notADatabase` for a file that is
+    ///   not a SQLite database.
+    public convenience init(path: String, configuration: Configuration = Configuration()) throws {
+        try self.init(location: .path(path), configuration: configuration)
+    }
+
+    /// Opens a private in-memory database.
+    public convenience init(configuration: Configuration = Configuration()) throws {
+        try self.init(location: .inMemory, configuration: configuration)
+    }
+
+    /// Opens a database at a location: a file, in memory, or a temporary file.
+    ///
+    /// - Throws: ``SQLiteError`` when the database cannot be opened or set up.
+    public init(location: DatabaseLocation, configuration: Configuration = Configuration()) throws {
+        self.location = location
+        self.configuration = configuration
+        let handle = try Database.openConnection(location: location, configuration: configuration)
+        self.state = ConnectionState(handle)
+        self.interruptHandle = DatabaseInterruptHandle(handle)
+        do {
+            try configuration.prepareDatabase?(self)
+        } catch {
+            try? close()
+            throw error
+        }
+    }
+
+    deinit {
+        try? close()
+    }
+
+    private static func openConnection(location: DatabaseLocation, configuration: Configuration) throws -> OpaquePointer {
+        var flags = SQLITE_OPEN_NOMUTEX
+        if configuration.isReadOnly {
+            flags |= SQLITE_OPEN_READONLY
+        } else {
+            flags |= SQLITE_OPEN_READWRITE
+            if configuration.createsMissingFile { flags |= SQLITE_OPEN_CREATE }
+        }
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(location.sqlitePath, &handle, flags, nil)
+        guard let handle else {
+            throw SQLiteError(code: .noMemory, message: "sqlite3_open_v2 could not allocate a connection")
+        }
+        do {
+            guard code == SQLITE_OK else {
+                var error = SQLiteError.fromConnection(handle, code: code)
+                if case .path(let path) = location {
+                    error.message = (error.message ?? "cannot open") + " (path: \(path))"
+                }
+                throw error
+            }
+            sqlite3_extended_result_codes(handle, 1)
+            let milliseconds = configuration.busyTimeout.components.seconds * 1000
+                + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
+            sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+            // Reading the schema now turns "file is not a database" into an
+            // error at open time rather than at the first query.
+            try exec(handle, "SELECT count(*) FROM sqlite_master", location: location)
+            if !configuration.isReadOnly || configuration.foreignKeysEnabled {
+                try exec(handle, "PRAGMA foreign_keys = \(configuration.foreignKeysEnabled ? "ON" : "OFF")", location: location)
+            }
+            if let journalMode = configuration.journalMode {
+                try setJournalMode(journalMode, on: handle, location: location)
+            }
+            return handle
+        } catch {
+            sqlite3_close_v2(handle)
+            throw error
+        }
+    }
+
+    private static func exec(_ handle: OpaquePointer, _ sql: String, location: DatabaseLocation) throws {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else {
+            var error = SQLiteError.fromConnection(handle, code: code, sql: sql)
+            if case .path(let path) = location {
+                error.message = (error.message ?? "") + " (path: \(path))"
+            }
+            throw error
+        }
+    }
+
+    private static func setJournalMode(_ mode: JournalMode, on handle: OpaquePointer, location: DatabaseLocation) throws {
+        let sql = "PRAGMA journal_mode = \(mode.rawValue)"
+        var statement: OpaquePointer?
+        var code = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        guard code == SQLITE_OK, let statement else {
+            throw SQLiteError.fromConnection(handle, code: code, sql: sql)
+        }
+        code = sqlite3_step(statement)
+        guard code == SQLITE_ROW else {
+            throw SQLiteError.fromConnection(handle, code: code, sql: sql)
+        }
+        let actual = readText(from: statement, at: 0).lowercased()
+        // An in-memory or temporary database only knows `memory` (or `off`).
+        if case .path = location, actual != mode.rawValue {
+            throw SQLiteError(
+                code: .error, message: "journal mode \(mode.rawValue) could not be set; SQLite kept \(actual)",
+                sql: sql)
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { state.sqliteConnection == nil }
+
+    /// The raw `sqlite3` connection handle, for calls Strata does not wrap;
+    /// nil once closed.
+    public var sqliteConnection: OpaquePointer? { state.sqliteConnection }
+
+    /// Closes the connection. Further use throws ``SQLiteError`` (`.misuse`).
+    ///
+    /// Statements you still hold are not a problem: they fail with a clear
+    /// error when used, and the connection's resources are released when the
+    /// last of them is. A transaction still open is rolled back. Closing twice
+    /// does nothing.
+    ///
+    /// See <https://www.sqlite.org/c3ref/close.html>.
+    public func close() throws {
+        guard let handle = state.sqliteConnection else { return }
+        statementCache.removeAll()
+        interruptHandle.invalidate()
+        sqlite3_update_hook(handle, nil, nil)
+        sqlite3_commit_hook(handle, nil, nil)
+        sqlite3_rollback_hook(handle, nil, nil)
+        updateHook = nil
+        commitHook = nil
+        rollbackHook = nil
+        state.sqliteConnection = nil
+        let code = sqlite3_close_v2(handle)
+        guard code == SQLITE_OK else {
+            throw SQLiteError.fromConnection(nil, code: code)
+        }
+    }
+
+    func checkedConnection() throws -> OpaquePointer {
+        guard let handle = state.sqliteConnection else {
+            throw SQLiteError.misuse("the database connection is closed")
+        }
+        return handle
+    }
+
+    // MARK: - Information
+
+    /// The version of the SQLite library in use, such as `"3.40.1"`.
+    ///
+    /// See <https://www.sqlite.org/c3ref/libversion.html>.
+    public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
+
+    /// The version of the SQLite library as a number: 3040001 for 3.40.1.
+    public static var sqliteVersionNumber: Int { Int(sqlite3_libversion_number()) }
+
+    /// The database file's path, "" for an in-memory or temporary database.
+    public var path: String {
+        guard let handle = state.sqliteConnection, let name = sqlite3_db_filename(handle, "main") else { return "" }
+        return String(cString: name)
+    }
+
+    /// The rowid of the latest successful INSERT on this connection.
+    ///
+    /// See <https://www.sqlite.org/c3ref/last_insert_rowid.html>.
+    public var lastInsertedRowID: Int64 {
+        state.sqliteConnection.map { sqlite3_last_insert_rowid($0) } ?? 0
+    }
+
+    /// The number of rows changed by the latest INSERT, UPDATE or DELETE.
+    ///
+    /// See <https://www.sqlite.org/c3ref/changes.html>.
+    public var changesCount: Int {
+        state.sqliteConnection.map { Int(sqlite3_changes64($0)) } ?? 0
+    }
+
+    /// The number of rows changed since the connection opened.
+    ///
+    /// See <https://www.sqlite.org/c3ref/total_changes.html>.
+    public var totalChangesCount: Int {
+        state.sqliteConnection.map { Int(sqlite3_total_changes64($0)) } ?? 0
+    }
+
+    /// Whether a transaction is open (the connection is not in autocommit
+    /// mode).
+    ///
+    /// See <https://www.sqlite.org/c3ref/get_autocommit.html>.
+    public var isInsideTransaction: Bool {
+        state.sqliteConnection.map { sqlite3_get_autocommit($0) == 0 } ?? false
+    }
+
+    // MARK: - Statements
+
+    /// Prepares one statement for repeated use.
+    ///
+    /// - Parameter sql: exactly one SQL statement (a trailing `;` and comments
+    ///   are fine).
+    /// - Returns: a statement to run with ``Statement/execute(arguments:)`` or
+    ///   to fetch from.
+    /// - Throws: ``SQLiteError`` for invalid SQL, for SQL with no statement or
+    ///   more than one, or when the database is closed.
+    ///
+    /// See <https://www.sqlite.org/c3ref/prepare.html>.
+    public func makeStatement(sql: String) throws -> Statement {
+        try makeStatement(sql: sql, persistent: false)
+    }
+
+    func makeStatement(sql: String, persistent: Bool) throws -> Statement {
+        let handle = try checkedConnection()
+        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        return try sql.withCString { start in
+            var statement: OpaquePointer?
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v3(handle, start, -1, flags, &statement, &tail)
+            guard code == SQLITE_OK else {
+                throw SQLiteError.fromConnection(handle, code: code, sql: sql)
+            }
+            guard let statement else {
+                throw SQLiteError.misuse("the SQL holds no statement", sql: sql)
+            }
+            let result = Statement(sqliteStatement: statement, sql: sql, connectionState: state)
+            if let tail, try !isBlank(tail, handle: handle) {
+                throw SQLiteError.misuse(
+                    "makeStatement(sql:) takes a single statement; run scripts with execute(sql:)", sql: sql)
+            }
+            return result
+        }
+    }
+
+    /// Whether the rest of some SQL holds no statement (only spaces, `;` and
+    /// comments).
+    private func isBlank(_ text: UnsafePointer<CChar>, handle: OpaquePointer) throws -> Bool {
+        var pointer = text
+        while pointer.pointee != 0 {
+            let byte = UInt8(bitPattern: pointer.pointee)
+            if byte == 32 || byte == 9 || byte == 10 || byte == 13 || byte == 59 {
+                pointer += 1
+                continue
+            }
+            // Something else: a comment or another statement. Let SQLite say.
+            var statement: OpaquePointer?
+            let code = sqlite3_prepare_v2(handle, pointer, -1, &statement, nil)
+            defer { sqlite3_finalize(statement) }
+            return code == SQLITE_OK && statement == nil
+        }
+        return true
+    }
+
+    /// A statement from the connection's cache, prepared on first use.
+    ///
+    /// A cached statement still being stepped by a cursor is not handed out
+    /// again: a fresh statement is prepared instead.
+    func cachedStatement(sql: String) throws -> Statement {
+        if let statement = statementCache[sql] {
+            if sqlite3_stmt_busy(statement.sqliteStatement) == 0 {
+                return statement
+            }
+            return try makeStatement(sql: sql, persistent: false)
+        }
+        let statement = try makeStatement(sql: sql, persistent: true)
+        cache(statement, for: sql)
+        return statement
+    }
+
+    private func cache(_ statement: Statement, for sql: String) {
+        let capacity = configuration.statementCacheCapacity
+        guard capacity > 0 else { return }
+        if statementCache.count >= capacity,
+            let victim = statementCache.first(where: { sqlite3_stmt_busy($0.value.sqliteStatement) == 0 })?.key
+        {
+            statementCache.removeValue(forKey: victim)
+        }
+        statementCache[sql] = statement
+    }
+
+    // MARK: - Executing
+
+    /// Runs one statement, or a script of several separated by `;` (FMDB's
+    /// `executeStatements`).
+    ///
+    /// ```swift
+    /// try db.execute(sql: "UPDATE movies SET likes = ? WHERE id = ?", arguments: [3, 7])
+    /// try db.execute(sql: "UPDATE movies SET watched = :watched WHERE id = :id", arguments: ["watched": true, "id": 7])
+    /// ```
+    ///
+    /// In a script, positional arguments are consumed statement after
+    /// statement; named arguments are available to every statement. A script
+    /// is not wrapped in a transaction: run it in ``transaction(_:_:)`` to make
+    /// it all-or-nothing.
+    ///
+    /// - Parameters:
+    ///   - sql: one or more SQL statements.
+    ///   - arguments: values for the parameters.
+    /// - Throws: ``SQLiteError`` when the SQL is invalid, fails, or the
+    ///   arguments do not match its parameters. In a script, the error's
+    ///   ``SQLiteError/sql`` is the statement that failed, and the statements
+    ///   before it have run.
+    public func execute(sql: String, arguments: StatementArguments = []) throws {
+        let handle = try checkedConnection()
+        if let statement = statementCache[sql], sqlite3_stmt_busy(statement.sqliteStatement) == 0 {
+            try statement.execute(arguments: arguments)
+            return
+        }
+        try sql.withCString { start in
+            var consumer = ArgumentConsumer(arguments)
+            var position = start
+            var isFirst = true
+            while true {
+                var sqliteStatement: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v3(handle, position, -1, 0, &sqliteStatement, &tail)
+                guard code == SQLITE_OK else {
+                    let failing = String(cString: position).trimmingCharacters(in: .whitespacesAndNewlines)
+                    throw SQLiteError.fromConnection(
+                        handle, code: code, sql: failing, arguments: arguments.isEmpty ? nil : arguments)
+                }
+                guard let sqliteStatement else { break }
+                var isOnly = isFirst
+                if isOnly, let tail { isOnly = try isBlank(tail, handle: handle) }
+                let statement = Statement(
+                    sqliteStatement: sqliteStatement, sql: isOnly ? sql : nil, connectionState: state)
+                statement.arguments = arguments
+                try consumer.bind(to: statement)
+                if isOnly {
+                    try consumer.checkAllUsed(sql: sql)
+                    if statementCache[sql] == nil { cache(statement, for: sql) }
+                }
+                try statement.run()
+                isFirst = false
+                guard let tail else { break }
+                position = tail
+            }
+            try consumer.checkAllUsed(sql: sql)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension Database: Sendable {}
+
+/// Interrupts a connection's running statement from any thread.
+///
+/// The interrupted statement fails with ``SQLiteError`` code `.interrupt`;
+/// an open transaction may have been rolled back.
+///
+/// See <https://www.sqlite.org/c3ref/interrupt.html>.
+// @unchecked: the handle is read and cleared only under `lock`, and
+// sqlite3_interrupt is safe to call from any thread while the connection is open.
+public final class DatabaseInterruptHandle: @unchecked Sendable {
+    private let lock = NSLock()
+    private var sqliteConnection: OpaquePointer?
+
+    init(_ sqliteConnection: OpaquePointer) {
+        self.sqliteConnection = sqliteConnection
+    }
+
+    /// Interrupts the statement running on the connection, if any. Does
+    /// nothing once the connection is closed.
+    public func interrupt() {
+        lock.lock()
+        defer { lock.unlock() }
+        if let sqliteConnection {
+            sqlite3_interrupt(sqliteConnection)
+        }
+    }
+
+    func invalidate() {
+        lock.lock()
+        sqliteConnection = nil
+        lock.unlock()
+    }
+}

@@ -1,0 +1,135 @@
+/// An error reported by SQLite, or by Strata about a misuse of SQLite.
+///
+/// It carries what a person needs to fix the problem: the extended result
+/// code, SQLite's message and the SQL that failed. The statement's arguments
+/// are kept in ``arguments`` but left out of ``description``, because they may
+/// be private data that must not reach logs.
+///
+/// ```swift
+/// do {
+///     try db.execute(sql: "INSERT INTO notes(id, title) VALUES (?, ?)", arguments: [1, "Hi"])
+/// } catch let error as SQLiteError where error.code == .constraintUnique {
+///     // a note with this id exists: update instead
+/// } catch SQLiteError.constraint {
+///     // any other constraint failure
+/// }
+/// ```
+public struct SQLiteError: Error, Sendable {
+    /// The extended result code (`SQLITE_CONSTRAINT_UNIQUE` rather than
+    /// `SQLITE_CONSTRAINT`).
+    public var code: ResultCode
+
+    /// SQLite's message (`sqlite3_errmsg`), or Strata's when Strata detected
+    /// the problem (a wrong argument count, a closed database, …).
+    public var message: String?
+
+    /// The SQL of the statement that failed. In a script of several
+    /// statements, this is the statement that failed, not the whole script.
+    public var sql: String?
+
+    /// The arguments bound to the failing statement, when known. Not part of
+    /// ``description``.
+    public var arguments: StatementArguments?
+
+    /// Makes an error.
+    public init(
+        code: ResultCode, message: String? = nil, sql: String? = nil,
+        arguments: StatementArguments? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    /// The primary result code (`SQLITE_CONSTRAINT` for
+    /// `SQLITE_CONSTRAINT_UNIQUE`).
+    public var primaryResultCode: ResultCode { code.primaryResultCode }
+
+    /// Builds the error for a failed call from the connection's state.
+    static func fromConnection(
+        _ connection: OpaquePointer?, code: Int32, sql: String? = nil,
+        arguments: StatementArguments? = nil
+    ) -> SQLiteError {
+        var extended = code
+        var message: String?
+        if let connection {
+            // The connection's extended code is more precise when it belongs
+            // to this failure (same family).
+            let connectionCode = sqlite3_extended_errcode(connection)
+            if connectionCode & 0xFF == code & 0xFF {
+                extended = connectionCode
+            }
+            if let text = sqlite3_errmsg(connection) {
+                message = String(cString: text)
+            }
+        } else {
+            message = String(cString: sqlite3_errstr(code))
+        }
+        return SQLiteError(
+            code: ResultCode(rawValue: extended), message: message, sql: sql, arguments: arguments)
+    }
+
+    // MARK: - Family patterns
+
+    // These let `catch SQLiteError.constraint` read naturally. A primary code
+    // matches its whole family (see `~=(ResultCode, any Error)`).
+
+    public static let error = ResultCode.error
+    public static let internalError = ResultCode.internalError
+    public static let permission = ResultCode.permission
+    public static let abort = ResultCode.abort
+    public static let busy = ResultCode.busy
+    public static let locked = ResultCode.locked
+    public static let noMemory = ResultCode.noMemory
+    public static let readOnly = ResultCode.readOnly
+    public static let interrupt = ResultCode.interrupt
+    public static let ioError = ResultCode.ioError
+    public static let corrupt = ResultCode.corrupt
+    public static let full = ResultCode.full
+    public static let cantOpen = ResultCode.cantOpen
+    public static let schema = ResultCode.schema
+    public static let tooBig = ResultCode.tooBig
+    public static let constraint = ResultCode.constraint
+    public static let mismatch = ResultCode.mismatch
+    public static let misuse = ResultCode.misuse
+    public static let authorization = ResultCode.authorization
+    public static let range = ResultCode.range
+    public static let notADatabase = ResultCode.notADatabase
+    public static let constraintUnique = ResultCode.constraintUnique
+    public static let constraintPrimaryKey = ResultCode.constraintPrimaryKey
+    public static let constraintNotNull = ResultCode.constraintNotNull
+    public static let constraintForeignKey = ResultCode.constraintForeignKey
+    public static let constraintCheck = ResultCode.constraintCheck
+}
+
+extension SQLiteError: CustomStringConvertible {
+    /// The code, the message and the SQL; never the arguments.
+    ///
+    /// `SQLite error 2067 (UNIQUE constraint failed): UNIQUE constraint failed: notes.id - while executing: INSERT INTO notes …`
+    public var description: String {
+        var text = "SQLite error \(code.rawValue) (\(code.explanation))"
+        if let message {
+            text += ": \(message)"
+        }
+        if let sql {
+            text += " - while executing: \(sql)"
+        }
+        return text
+    }
+}
+
+extension SQLiteError: CustomDebugStringConvertible {
+    /// The ``description`` followed by the arguments, for debugging only.
+    public var debugDescription: String {
+        guard let arguments, !arguments.isEmpty else { return description }
+        return description + " - arguments: \(arguments)"
+    }
+}
+
+extension SQLiteError {
+    /// Strata's own misuse errors (wrong arguments, closed database, …).
+    static func misuse(_ message: String, sql: String? = nil, arguments: StatementArguments? = nil) -> SQLiteError {
+        SQLiteError(code: .misuse, message: message, sql: sql, arguments: arguments)
+    }
+}

@@ -1,0 +1,200 @@
+/// The state a connection shares with its statements: whether it is still
+/// open. Statements hold it strongly so that a statement outliving its
+/// `Database` fails with a clear error instead of touching a closed handle.
+final class ConnectionState {
+    var sqliteConnection: OpaquePointer?
+
+    init(_ sqliteConnection: OpaquePointer) {
+        self.sqliteConnection = sqliteConnection
+    }
+}
+
+/// A prepared statement: SQL compiled once, run many times with new arguments.
+///
+/// ```swift
+/// let insert = try db.makeStatement(sql: "INSERT INTO ips(start, end, country) VALUES (?, ?, ?)")
+/// for range in ranges {
+///     try insert.execute(arguments: [range.start, range.end, range.country])
+/// }
+/// ```
+///
+/// A statement belongs to the connection that prepared it and, like
+/// ``Database``, never crosses threads. It is finalized when released. Using it
+/// after its database was closed throws ``SQLiteError`` with code `.misuse`.
+///
+/// See <https://www.sqlite.org/c3ref/stmt.html>.
+public final class Statement {
+    /// The raw `sqlite3_stmt` handle, for calls Strata does not wrap.
+    public let sqliteStatement: OpaquePointer
+
+    /// The statement's SQL.
+    public let sql: String
+
+    /// The number of columns in the statement's rows (0 for most statements
+    /// that are not queries).
+    public let columnCount: Int
+
+    /// The number of parameters (`?`, `?NNN`, `:name`, …) to bind.
+    public let parameterCount: Int
+
+    /// The arguments of the latest execution.
+    public internal(set) var arguments: StatementArguments = []
+
+    let connectionState: ConnectionState
+
+    init(sqliteStatement: OpaquePointer, sql: String?, connectionState: ConnectionState) {
+        self.sqliteStatement = sqliteStatement
+        self.connectionState = connectionState
+        self.sql = sql ?? sqlText(of: sqliteStatement) ?? ""
+        self.columnCount = Int(sqlite3_column_count(sqliteStatement))
+        self.parameterCount = Int(sqlite3_bind_parameter_count(sqliteStatement))
+    }
+
+    deinit {
+        // Valid even after the connection was closed with sqlite3_close_v2:
+        // the connection lingers until its last statement is finalized.
+        sqlite3_finalize(sqliteStatement)
+    }
+
+    /// The names of the result columns, as SQLite reports them.
+    public private(set) lazy var columnNames: [String] = (0..<columnCount).map { index in
+        sqlite3_column_name(sqliteStatement, Int32(index)).map { String(cString: $0) } ?? ""
+    }
+
+    /// Whether the statement leaves the database unchanged
+    /// (`sqlite3_stmt_readonly`).
+    public var isReadOnly: Bool {
+        sqlite3_stmt_readonly(sqliteStatement) != 0
+    }
+
+    /// Parameter names with their prefix (`:id`), nil for `?` parameters.
+    private(set) lazy var parameterPrefixedNames: [String?] = (0..<parameterCount).map { index in
+        sqlite3_bind_parameter_name(sqliteStatement, Int32(index + 1)).map { String(cString: $0) }
+    }
+
+    /// Parameter names without their prefix, nil for `?` and `?NNN`.
+    private(set) lazy var parameterNames: [String?] = parameterPrefixedNames.map { name in
+        guard let name, let first = name.first, first != "?" else { return nil }
+        return String(name.dropFirst())
+    }
+
+    /// The 0-based index of the column named `name`, compared without regard to
+    /// ASCII case as SQLite does; nil when there is none. The first match wins.
+    public func index(ofColumn name: String) -> Int? {
+        columnIndex(named: name, in: columnNames)
+    }
+
+    // MARK: - Running
+
+    /// Binds new arguments, validating their number and names.
+    ///
+    /// - Throws: ``SQLiteError`` (`.misuse`) for a wrong argument count, a
+    ///   missing or unknown name, or a closed database.
+    public func setArguments(_ arguments: StatementArguments) throws {
+        try checkConnection()
+        sqlite3_reset(sqliteStatement)
+        self.arguments = arguments
+        if parameterCount == 0 && arguments.isEmpty { return }
+        var consumer = ArgumentConsumer(arguments)
+        try consumer.bind(to: self)
+        try consumer.checkAllUsed(sql: sql)
+    }
+
+    /// Binds the arguments, then runs the statement to completion.
+    ///
+    /// - Parameter arguments: values for the statement's parameters.
+    /// - Throws: ``SQLiteError`` when the arguments do not fit or SQLite
+    ///   reports an error.
+    public func execute(arguments: StatementArguments = []) throws {
+        try setArguments(arguments)
+        try run()
+    }
+
+    /// Steps to the end, then resets so the statement holds no lock.
+    func run() throws {
+        while try step() {}
+        sqlite3_reset(sqliteStatement)
+    }
+
+    /// Steps once: true when a row is available.
+    func step() throws -> Bool {
+        let code = sqlite3_step(sqliteStatement)
+        if code == SQLITE_ROW { return true }
+        if code == SQLITE_DONE { return false }
+        let error = makeError(code)
+        sqlite3_reset(sqliteStatement)
+        throw error
+    }
+
+    /// Resets the statement so it can run again (its bindings stay).
+    public func reset() throws {
+        try checkConnection()
+        // sqlite3_reset repeats the error of the last step, which was already
+        // thrown by that step.
+        sqlite3_reset(sqliteStatement)
+    }
+
+    func makeError(_ code: Int32) -> SQLiteError {
+        SQLiteError.fromConnection(
+            connectionState.sqliteConnection, code: code, sql: sql,
+            arguments: arguments.isEmpty ? nil : arguments)
+    }
+
+    func checkConnection() throws {
+        guard connectionState.sqliteConnection != nil else {
+            throw SQLiteError.misuse("the database connection is closed", sql: sql)
+        }
+    }
+
+    // MARK: - Reading the current row
+
+    /// Reads column `index` of the current row as `T`, or throws a decoding
+    /// error naming the column, the type and the SQL.
+    func decodeColumn<T: DatabaseValueConvertible>(_ type: T.Type, at index: Int) throws -> T {
+        guard index >= 0 && index < columnCount else {
+            throw DatabaseDecodingError(
+                reason: .indexOutOfRange, column: nil, columnIndex: index, type: T.self, sql: sql)
+        }
+        if let value = T.decode(from: sqliteStatement, at: Int32(index)) {
+            return value
+        }
+        throw DatabaseDecodingError.mismatch(
+            DatabaseValue.read(from: sqliteStatement, at: Int32(index)), type: T.self,
+            column: columnNames[index], columnIndex: index, sql: sql)
+    }
+
+    /// Copies the current row's values.
+    func copyValues() -> [DatabaseValue] {
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(columnCount)
+        for index in 0..<columnCount {
+            values.append(DatabaseValue.read(from: sqliteStatement, at: Int32(index)))
+        }
+        return values
+    }
+}
+
+@available(*, unavailable)
+extension Statement: Sendable {}
+
+extension Statement: CustomStringConvertible {
+    /// The statement's SQL.
+    public var description: String { sql }
+}
+
+/// Finds a column by name: an exact match first (cheap for the short strings
+/// column names are), then an ASCII case-insensitive one, as SQLite compares
+/// identifiers.
+func columnIndex(named name: String, in names: [String]) -> Int? {
+    if let index = names.firstIndex(of: name) {
+        return index
+    }
+    return names.firstIndex { candidate in
+        candidate.utf8.count == name.utf8.count
+            && zip(candidate.utf8, name.utf8).allSatisfy { lowercasedASCII($0) == lowercasedASCII($1) }
+    }
+}
+
+private func lowercasedASCII(_ byte: UInt8) -> UInt8 {
+    byte >= 65 && byte <= 90 ? byte + 32 : byte
+}

@@ -1,0 +1,164 @@
+/// The values bound to a statement's parameters.
+///
+/// Positional arguments fill `?` and `?NNN` parameters, from an array literal;
+/// named arguments fill `:name`, `@name` and `$name` parameters, from a
+/// dictionary literal whose keys are the names without their prefix:
+///
+/// ```swift
+/// try db.execute(sql: "INSERT INTO movies(title, year) VALUES (?, ?)", arguments: ["Heat", 1995])
+/// try db.execute(sql: "UPDATE movies SET likes = :likes WHERE id = :id", arguments: ["likes": 3, "id": 7])
+/// ```
+///
+/// A wrong number of positional arguments, a missing name or a name the
+/// statement does not use is a thrown ``SQLiteError`` (code `.misuse`), never a
+/// crash and never a silent NULL.
+///
+/// See <https://www.sqlite.org/lang_expr.html#varparam>.
+public struct StatementArguments: Sendable {
+    /// Values for the parameters in order.
+    public private(set) var values: [(any DatabaseValueConvertible)?]
+
+    /// Values by parameter name, without the `:`, `@` or `$` prefix.
+    public private(set) var namedValues: [String: (any DatabaseValueConvertible)?]
+
+    /// Positional arguments.
+    public init(_ values: [(any DatabaseValueConvertible)?]) {
+        self.values = values
+        self.namedValues = [:]
+    }
+
+    /// Named arguments. A key may carry its prefix (`":id"`) or not (`"id"`).
+    public init(_ namedValues: [String: (any DatabaseValueConvertible)?]) {
+        self.values = []
+        self.namedValues = [:]
+        for (key, value) in namedValues {
+            self.namedValues[Self.bareName(key)] = value
+        }
+    }
+
+    /// Positional arguments from a sequence of values.
+    public init<S: Sequence>(_ sequence: S) where S.Element: DatabaseValueConvertible {
+        self.values = sequence.map { $0 }
+        self.namedValues = [:]
+    }
+
+    /// Whether there are no arguments at all.
+    public var isEmpty: Bool { values.isEmpty && namedValues.isEmpty }
+
+    /// Whether the arguments are named.
+    public var isNamed: Bool { !namedValues.isEmpty }
+
+    /// Appends positional arguments or merges named ones (right wins).
+    public static func + (lhs: StatementArguments, rhs: StatementArguments) -> StatementArguments {
+        var result = lhs
+        result.values += rhs.values
+        result.namedValues.merge(rhs.namedValues) { _, new in new }
+        return result
+    }
+
+    static func bareName(_ name: String) -> String {
+        guard let first = name.utf8.first, first == 58 || first == 64 || first == 36 else { return name }
+        return String(name.dropFirst())
+    }
+}
+
+extension StatementArguments: ExpressibleByArrayLiteral {
+    /// Positional arguments: `[1, "two", nil]`.
+    public init(arrayLiteral elements: (any DatabaseValueConvertible)?...) {
+        self.init(elements)
+    }
+}
+
+extension StatementArguments: ExpressibleByDictionaryLiteral {
+    /// Named arguments: `["id": 1, "title": "Heat"]`.
+    public init(dictionaryLiteral elements: (String, (any DatabaseValueConvertible)?)...) {
+        self.values = []
+        self.namedValues = [:]
+        for (key, value) in elements {
+            namedValues[Self.bareName(key)] = value
+        }
+    }
+}
+
+extension StatementArguments: CustomStringConvertible {
+    /// The arguments as SQL values: `[1, 'Heat']` or `[id: 1, title: 'Heat']`.
+    public var description: String {
+        if !namedValues.isEmpty {
+            let items = namedValues.sorted { $0.key < $1.key }.map { key, value in
+                "\(key): \((value?.databaseValue ?? .null).description)"
+            }
+            return "[" + items.joined(separator: ", ") + "]"
+        }
+        return "[" + values.map { ($0?.databaseValue ?? .null).description }.joined(separator: ", ") + "]"
+    }
+}
+
+// MARK: - Binding
+
+/// Where a script is in its arguments: positional values are consumed
+/// statement after statement; named values serve every statement.
+struct ArgumentConsumer {
+    let arguments: StatementArguments
+    var nextPositionalIndex = 0
+    var usedNames: Set<String> = []
+
+    init(_ arguments: StatementArguments) {
+        self.arguments = arguments
+    }
+
+    /// Binds the arguments a statement needs, taking positional ones in order.
+    mutating func bind(to statement: Statement) throws {
+        let parameterCount = statement.parameterCount
+        if arguments.isNamed {
+            for index in 0..<parameterCount {
+                guard let name = statement.parameterNames[index] else {
+                    throw SQLiteError.misuse(
+                        "named arguments were given, but parameter \(index + 1) has no name",
+                        sql: statement.sql, arguments: arguments)
+                }
+                guard let value = arguments.namedValues[name] else {
+                    throw SQLiteError.misuse(
+                        "missing argument for parameter \(statement.parameterPrefixedNames[index] ?? name)",
+                        sql: statement.sql, arguments: arguments)
+                }
+                usedNames.insert(name)
+                try bindValue(value, to: statement, at: Int32(index + 1))
+            }
+        } else {
+            let available = arguments.values.count - nextPositionalIndex
+            guard parameterCount <= available else {
+                throw SQLiteError.misuse(
+                    "wrong number of arguments: the statement expects \(parameterCount), got \(available)",
+                    sql: statement.sql, arguments: arguments)
+            }
+            for index in 0..<parameterCount {
+                try bindValue(arguments.values[nextPositionalIndex + index], to: statement, at: Int32(index + 1))
+            }
+            nextPositionalIndex += parameterCount
+        }
+    }
+
+    /// Throws when arguments were left over once every statement was bound.
+    func checkAllUsed(sql: String) throws {
+        if arguments.isNamed {
+            let unused = Set(arguments.namedValues.keys).subtracting(usedNames)
+            if !unused.isEmpty {
+                throw SQLiteError.misuse(
+                    "unknown argument name\(unused.count > 1 ? "s" : ""): \(unused.sorted().joined(separator: ", "))",
+                    sql: sql, arguments: arguments)
+            }
+        } else if nextPositionalIndex != arguments.values.count {
+            throw SQLiteError.misuse(
+                "wrong number of arguments: the SQL expects \(nextPositionalIndex), got \(arguments.values.count)",
+                sql: sql, arguments: arguments)
+        }
+    }
+
+    private func bindValue(_ value: (any DatabaseValueConvertible)?, to statement: Statement, at index: Int32) throws {
+        if let value {
+            try value.bind(to: statement.sqliteStatement, at: index)
+        } else {
+            try checkBind(sqlite3_bind_null(statement.sqliteStatement, index), statement.sqliteStatement)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Strata
+
+/// Where a storage-dependent test keeps its database.
+enum TestStorage: String, CustomStringConvertible, CaseIterable {
+    case memory
+    case temporaryFile
+
+    var description: String { rawValue }
+
+    /// A fresh location: in memory, or a new file in a new temporary folder.
+    func makeLocation() throws -> DatabaseLocation {
+        switch self {
+        case .memory:
+            return .inMemory
+        case .temporaryFile:
+            return .path(try makeTemporaryPath())
+        }
+    }
+
+    func makeDatabase(configuration: Configuration = Configuration()) throws -> Database {
+        try Database(location: makeLocation(), configuration: configuration)
+    }
+
+    func makeQueue(configuration: Configuration = Configuration()) throws -> DatabaseQueue {
+        try DatabaseQueue(location: makeLocation(), configuration: configuration)
+    }
+}
+
+/// A path in a new temporary folder, for a database file that does not exist yet.
+func makeTemporaryPath(_ name: String = "test.sqlite") throws -> String {
+    let folder = FileManager.default.temporaryDirectory
+        .appendingPathComponent("strata-tests-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder.appendingPathComponent(name).path
+}
