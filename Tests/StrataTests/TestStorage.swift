@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import Strata
 
 /// Where a storage-dependent test keeps its database.
@@ -33,4 +34,17 @@ func makeTemporaryPath(_ name: String = "test.sqlite") throws -> String {
         .appendingPathComponent("strata-tests-\(UUID().uuidString)", isDirectory: true)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     return folder.appendingPathComponent(name).path
+}
+
+/// Expects `body` to throw a ``SQLiteError`` whose code matches `code` (a
+/// primary code matches its whole family, as in `catch SQLiteError.constraint`).
+@discardableResult
+func expectError<R>(
+    _ code: ResultCode, sourceLocation: Testing.SourceLocation = #_sourceLocation, _ body: () throws -> R
+) -> SQLiteError? {
+    let error = #expect(throws: SQLiteError.self, sourceLocation: sourceLocation) { try body() }
+    if let error {
+        #expect(code ~= error.code, "got \(error)", sourceLocation: sourceLocation)
+    }
+    return error
 }

@@ -15,6 +15,14 @@ public struct DatabaseEvent: Hashable, Sendable {
     public var tableName: String
     /// The rowid of the changed row.
     public var rowID: Int64
+
+    /// Makes an event.
+    public init(kind: Kind, databaseName: String, tableName: String, rowID: Int64) {
+        self.kind = kind
+        self.databaseName = databaseName
+        self.tableName = tableName
+        self.rowID = rowID
+    }
 }
 
 extension Database {

@@ -17,6 +17,16 @@ public struct ColumnInfo: Hashable, Sendable {
     public var primaryKeyIndex: Int
     /// Whether the column is generated or hidden (0 for an ordinary column).
     public var isHidden: Bool
+
+    /// Makes a column description.
+    public init(name: String, declaredType: String, isNotNull: Bool, defaultValueSQL: String?, primaryKeyIndex: Int, isHidden: Bool) {
+        self.name = name
+        self.declaredType = declaredType
+        self.isNotNull = isNotNull
+        self.defaultValueSQL = defaultValueSQL
+        self.primaryKeyIndex = primaryKeyIndex
+        self.isHidden = isHidden
+    }
 }
 
 /// An index of a table.
@@ -35,6 +45,15 @@ public struct IndexInfo: Hashable, Sendable {
     public var origin: String
     /// Whether it is a partial index (with a WHERE clause).
     public var isPartial: Bool
+
+    /// Makes an index description.
+    public init(name: String, columns: [String?], isUnique: Bool, origin: String, isPartial: Bool) {
+        self.name = name
+        self.columns = columns
+        self.isUnique = isUnique
+        self.origin = origin
+        self.isPartial = isPartial
+    }
 }
 
 /// A foreign key of a table.
@@ -48,6 +67,12 @@ public struct ForeignKeyInfo: Hashable, Sendable {
         /// The referenced column; nil when the key references the parent's
         /// primary key implicitly.
         public var destination: String?
+
+        /// Makes a mapping.
+        public init(origin: String, destination: String?) {
+            self.origin = origin
+            self.destination = destination
+        }
     }
 
     /// The referenced (parent) table.
@@ -58,6 +83,14 @@ public struct ForeignKeyInfo: Hashable, Sendable {
     public var onUpdate: String
     /// The ON DELETE action (`"NO ACTION"`, `"CASCADE"`, …).
     public var onDelete: String
+
+    /// Makes a foreign key description.
+    public init(destinationTable: String, mappings: [Mapping], onUpdate: String, onDelete: String) {
+        self.destinationTable = destinationTable
+        self.mappings = mappings
+        self.onUpdate = onUpdate
+        self.onDelete = onDelete
+    }
 }
 
 extension Database {

@@ -105,7 +105,12 @@ public final class Database {
             sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
             // Reading the schema now turns "file is not a database" into an
             // error at open time rather than at the first query.
-            try exec(handle, "SELECT count(*) FROM sqlite_master", location: location)
+            // A lock held by another connection is no reason to refuse to
+            // open: the busy timeout applies to the queries that follow.
+            do {
+                try exec(handle, "SELECT count(*) FROM sqlite_master", location: location)
+            } catch let error as SQLiteError where error.code ~= .busy || error.code ~= .locked {
+            }
             if !configuration.isReadOnly || configuration.foreignKeysEnabled {
                 try exec(handle, "PRAGMA foreign_keys = \(configuration.foreignKeysEnabled ? "ON" : "OFF")", location: location)
             }

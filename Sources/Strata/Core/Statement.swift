@@ -1,3 +1,5 @@
+import Foundation
+
 /// The state a connection shares with its statements: whether it is still
 /// open. Statements hold it strongly so that a statement outliving its
 /// `Database` fails with a clear error instead of touching a closed handle.
@@ -45,7 +47,7 @@ public final class Statement {
     init(sqliteStatement: OpaquePointer, sql: String?, connectionState: ConnectionState) {
         self.sqliteStatement = sqliteStatement
         self.connectionState = connectionState
-        self.sql = sql ?? sqlText(of: sqliteStatement) ?? ""
+        self.sql = sql ?? sqlText(of: sqliteStatement)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         self.columnCount = Int(sqlite3_column_count(sqliteStatement))
         self.parameterCount = Int(sqlite3_bind_parameter_count(sqliteStatement))
     }

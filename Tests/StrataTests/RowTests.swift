@@ -1,0 +1,113 @@
+import Foundation
+import Strata
+import Testing
+
+@Suite struct RowTests {
+    @Test(arguments: TestStorage.allCases)
+    func readsColumnsByIndexAndByName(_ storage: TestStorage) throws {
+        let db = try storage.makeDatabase()
+        try db.execute(sql: "CREATE TABLE movies(id INTEGER PRIMARY KEY, Title TEXT, year INT, url TEXT)")
+        try db.execute(sql: "INSERT INTO movies VALUES (1, 'Heat', 1995, NULL)")
+        let row = try #require(try Row.fetchOne(db, sql: "SELECT * FROM movies"))
+        #expect(row.count == 4)
+        #expect(row.columnNames == ["id", "Title", "year", "url"])
+        #expect(try row[0] as Int64 == 1)
+        #expect(try row["title"] as String == "Heat")  // case-insensitive, as SQLite
+        #expect(try row["TITLE"] as String == "Heat")
+        #expect(try row.decode(Int.self, forColumn: "YEAR") == 1995)
+        #expect(try row["url"] as String? == nil)
+        #expect(try row.databaseValue(at: 3) == .null)
+        #expect(try row.databaseValue(forColumn: "year") == .integer(1995))
+        #expect(row.hasColumn("Url"))
+        #expect(!row.hasColumn("missing"))
+        #expect(row.index(ofColumn: "YeAr") == 2)
+        #expect(row.description == "[id:1 Title:'Heat' year:1995 url:NULL]")
+    }
+
+    @Test func firstColumnWinsWhenNamesRepeat() throws {
+        let db = try Database()
+        let row = try #require(try Row.fetchOne(db, sql: "SELECT 1 AS a, 2 AS A"))
+        #expect(try row["a"] as Int == 1)
+        #expect(try row["A"] as Int == 2)  // the exact match is preferred
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func nullIntoANonOptionalThrowsNamingColumnTypeAndSQL(_ storage: TestStorage) throws {
+        let db = try storage.makeDatabase()
+        let sql = "SELECT NULL AS score"
+        for row in [try #require(try Row.fetchOne(db, sql: sql)), try #require(try Row.fetchCursor(db, sql: sql).next())] {
+            let error = try #require(throws: DatabaseDecodingError.self) { try row["score"] as Int }
+            #expect(error.reason == .unexpectedNull)
+            #expect(error.column == "score")
+            #expect(error.typeName == "Int")
+            #expect(error.sql == sql)
+            #expect(error.description == "cannot read NULL as non-optional Int in column \"score\" (index 0) of: SELECT NULL AS score")
+        }
+    }
+
+    @Test func textIntoAnIntThrows() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE people(age); INSERT INTO people VALUES ('private-value')")
+        let row = try #require(try Row.fetchOne(db, sql: "SELECT age FROM people"))
+        let error = try #require(throws: DatabaseDecodingError.self) { try row[0] as Int }
+        #expect(error.reason == .valueMismatch)
+        #expect(error.value == "private-value")
+        #expect(error.description == "cannot read TEXT as Int in column \"age\" (index 0) of: SELECT age FROM people")
+        // The value may be private: it stays out of the description.
+        #expect(!error.description.contains("private-value"))
+    }
+
+    @Test func integerOverflowThrowsInsteadOfWrapping() throws {
+        let db = try Database()
+        let row = try #require(try Row.fetchOne(db, sql: "SELECT 300 AS level, -1 AS count, 9223372036854775807 AS big"))
+        let error = try #require(throws: DatabaseDecodingError.self) { try row["level"] as UInt8 }
+        #expect(error.description.contains("out of range"))
+        #expect(error.typeName == "UInt8")
+        #expect(throws: DatabaseDecodingError.self) { try row["count"] as UInt }
+        #expect(throws: DatabaseDecodingError.self) { try row["big"] as Int32 }
+        #expect(try row["big"] as Int64 == .max)
+        #expect(try row["level"] as Int16 == 300)
+    }
+
+    @Test func missingColumnAndBadIndexThrow() throws {
+        let db = try Database()
+        let row = try #require(try Row.fetchOne(db, sql: "SELECT 1 AS a"))
+        let missing = try #require(throws: DatabaseDecodingError.self) { try row["b"] as Int }
+        #expect(missing.reason == .columnNotFound)
+        #expect(missing.description.contains("no column named \"b\""))
+        let outOfRange = try #require(throws: DatabaseDecodingError.self) { try row[5] as Int }
+        #expect(outOfRange.reason == .indexOutOfRange)
+        #expect(throws: DatabaseDecodingError.self) { try row.databaseValue(at: -1) }
+        let live = try #require(try Row.fetchCursor(db, sql: "SELECT 1 AS a").next())
+        #expect(throws: DatabaseDecodingError.self) { try live[1] as Int }
+        #expect(throws: DatabaseDecodingError.self) { try live["b"] as Int }
+    }
+
+    @Test func cursorRowsAreLiveAndCopiesAreNot() throws {
+        let db = try Database()
+        let cursor = try Row.fetchCursor(db, sql: "SELECT 1 AS n UNION ALL SELECT 2")
+        let first = try #require(try cursor.next())
+        let kept = first.copy()
+        _ = try cursor.next()
+        #expect(try kept["n"] as Int == 1)
+        #expect(try first["n"] as Int == 2)
+    }
+
+    @Test func rowsCompareByNamesAndValues() throws {
+        let db = try Database()
+        let rows = try Row.fetchAll(db, sql: "SELECT 1 AS a, 'x' AS b UNION ALL SELECT 1, 'x' UNION ALL SELECT 2, 'y'")
+        #expect(rows[0] == rows[1])
+        #expect(rows[0] != rows[2])
+        #expect(Set(rows).count == 2)
+        #expect(try Row.fetchSet(db, sql: "SELECT 1 AS a UNION ALL SELECT 1").count == 1)
+        #expect(Row(columnNames: ["a", "b"], values: [1, "x"]) == rows[0])
+    }
+
+    @Test func readsEveryStorageClassUntyped() throws {
+        let db = try Database()
+        let row = try #require(try Row.fetchOne(db, sql: "SELECT NULL, 1, 2.5, 'text', x'00ff'"))
+        #expect(row.databaseValues == [.null, .integer(1), .real(2.5), .text("text"), .blob(Data([0, 255]))])
+        #expect(row.databaseValues.map(\.storageClassName) == ["NULL", "INTEGER", "REAL", "TEXT", "BLOB"])
+        #expect(row.databaseValues.map(\.description) == ["NULL", "1", "2.5", "'text'", "X'00FF'"])
+    }
+}

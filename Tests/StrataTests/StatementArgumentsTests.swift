@@ -1,0 +1,103 @@
+import Foundation
+import Strata
+import Testing
+
+@Suite struct StatementArgumentsTests {
+    @Test(arguments: TestStorage.allCases)
+    func bindsPositionalArgumentsFromAnArrayLiteral(_ storage: TestStorage) throws {
+        let db = try storage.makeDatabase()
+        try db.execute(sql: "CREATE TABLE t(a, b, c)")
+        try db.execute(sql: "INSERT INTO t VALUES (?, ?, ?)", arguments: [1, "two", nil])
+        let row = try #require(try Row.fetchOne(db, sql: "SELECT a, b, c FROM t"))
+        #expect(row.databaseValues == [1, "two", .null])
+    }
+
+    @Test func bindsNumberedParameters() throws {
+        let db = try Database()
+        #expect(try Row.fetchOne(db, sql: "SELECT ?2, ?1, ?2", arguments: ["a", "b"])?.databaseValues == ["b", "a", "b"])
+    }
+
+    @Test(arguments: [":", "@", "$"])
+    func bindsNamedArgumentsWithEachPrefix(_ prefix: String) throws {
+        let db = try Database()
+        let sql = "SELECT \(prefix)title || ' (' || \(prefix)year || ')', \(prefix)year"
+        let row = try #require(try Row.fetchOne(db, sql: sql, arguments: ["title": "Heat", "year": 1995]))
+        #expect(try row[0] as String == "Heat (1995)")
+        #expect(try row[1] as Int == 1995)
+        // A key may carry its prefix too.
+        #expect(try Int.fetchOne(db, sql: "SELECT \(prefix)year", arguments: ["\(prefix)year": 7]) == 7)
+    }
+
+    @Test func bindsAnOptionalValue() throws {
+        let db = try Database()
+        let missing: Int? = nil
+        let present: Int? = 3
+        #expect(try Row.fetchOne(db, sql: "SELECT ?, ?", arguments: [missing, present])?.databaseValues == [.null, 3])
+    }
+
+    @Test func rejectsTooFewOrTooManyPositionalArguments() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE t(a, b)")
+        let tooFew = try #require(throws: SQLiteError.self) {
+            try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [1])
+        }
+        #expect(tooFew.code == .misuse)
+        #expect(tooFew.message == "wrong number of arguments: the statement expects 2, got 1")
+        #expect(tooFew.sql == "INSERT INTO t VALUES (?, ?)")
+        let tooMany = try #require(throws: SQLiteError.self) {
+            try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [1, 2, 3])
+        }
+        #expect(tooMany.code == .misuse)
+        // Nothing was inserted by either call.
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 0)
+        // The cached statement still works afterwards.
+        try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [1, 2])
+        expectError(.misuse) { try db.execute(sql: "INSERT INTO t VALUES (?, ?)", arguments: [1]) }
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 1)
+    }
+
+    @Test func rejectsMissingAndUnknownNames() throws {
+        let db = try Database()
+        let missing = try #require(throws: SQLiteError.self) {
+            try Row.fetchOne(db, sql: "SELECT :a, :b", arguments: ["a": 1])
+        }
+        #expect(missing.message == "missing argument for parameter :b")
+        let unknown = try #require(throws: SQLiteError.self) {
+            try Row.fetchOne(db, sql: "SELECT :a", arguments: ["a": 1, "typo": 2])
+        }
+        #expect(unknown.message == "unknown argument name: typo")
+        let unnamed = try #require(throws: SQLiteError.self) {
+            try Row.fetchOne(db, sql: "SELECT ?", arguments: ["a": 1])
+        }
+        #expect(unnamed.code == .misuse)
+    }
+
+    @Test func rejectsArgumentsForAStatementWithoutParameters() throws {
+        let db = try Database()
+        expectError(.misuse) { try Int.fetchOne(db, sql: "SELECT 1", arguments: [1]) }
+    }
+
+    @Test func keepsArgumentsOutOfTheErrorDescription() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE users(email TEXT UNIQUE)")
+        try db.execute(sql: "INSERT INTO users VALUES (?)", arguments: ["secret@example.com"])
+        let error = try #require(throws: SQLiteError.self) {
+            try db.execute(sql: "INSERT INTO users VALUES (?)", arguments: ["secret@example.com"])
+        }
+        #expect(!error.description.contains("secret"))
+        #expect(error.description.contains("INSERT INTO users VALUES (?)"))
+        #expect(error.arguments?.description == "['secret@example.com']")
+        #expect(error.debugDescription.contains("secret@example.com"))
+    }
+
+    @Test func combinesAndDescribesArguments() {
+        let positional: StatementArguments = [1, "it's", nil]
+        #expect(positional.description == "[1, 'it''s', NULL]")
+        #expect((positional + [2]).values.count == 4)
+        let named: StatementArguments = ["b": 2, ":a": 1]
+        #expect(named.description == "[a: 1, b: 2]")
+        #expect(named.isNamed)
+        #expect(StatementArguments([1, 2, 3]).values.count == 3)
+        #expect(([] as StatementArguments).isEmpty)
+    }
+}
