@@ -1,0 +1,160 @@
+import Foundation
+import Strata
+import Testing
+
+private struct Abort: Error {}
+
+@Suite struct DatabaseQueueTests {
+    func makeQueue(_ storage: TestStorage) throws -> DatabaseQueue {
+        let queue = try storage.makeQueue()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL)")
+        }
+        return queue
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func writesInATransactionAndReads(_ storage: TestStorage) throws {
+        let queue = try makeQueue(storage)
+        let id = try queue.write { db in
+            try db.execute(sql: "INSERT INTO notes(title) VALUES (?)", arguments: ["Groceries"])
+            #expect(db.isInsideTransaction)
+            return db.lastInsertedRowID
+        }
+        #expect(id == 1)
+        #expect(try queue.read { db in try String.fetchAll(db, sql: "SELECT title FROM notes") } == ["Groceries"])
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func rollsBackAWriteThatThrows(_ storage: TestStorage) throws {
+        let queue = try makeQueue(storage)
+        #expect(throws: Abort.self) {
+            try queue.write { db in
+                try db.execute(sql: "INSERT INTO notes(title) VALUES ('lost')")
+                throw Abort()
+            }
+        }
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") } == 0)
+    }
+
+    @Test func readRefusesToWrite() throws {
+        let queue = try makeQueue(.memory)
+        expectError(.readOnly) {
+            try queue.read { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('sneaky')") }
+        }
+        // The connection is writable again afterwards.
+        try queue.write { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('fine')") }
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") } == 1)
+    }
+
+    @Test func writesWithoutATransaction() throws {
+        let queue = try makeQueue(.temporaryFile)
+        try queue.writeWithoutTransaction { db in
+            #expect(!db.isInsideTransaction)
+            try db.execute(sql: "INSERT INTO notes(title) VALUES ('one')")
+            try? db.transaction {
+                try db.execute(sql: "INSERT INTO notes(title) VALUES ('two')")
+                throw Abort()
+            }
+        }
+        #expect(try queue.read { db in try String.fetchAll(db, sql: "SELECT title FROM notes") } == ["one"])
+    }
+
+    @Test func reentrantAccessIsAClearErrorNotADeadlock() throws {
+        let queue = try makeQueue(.memory)
+        let error = try queue.write { _ in
+            try #require(throws: SQLiteError.self) {
+                try queue.write { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('inner')") }
+            }
+        }
+        #expect(error.code == .misuse)
+        #expect(error.message?.contains("DatabaseQueue.write was called from inside another access") == true)
+        try queue.read { _ in
+            _ = expectError(.misuse) { try queue.read { _ in 1 } }
+        }
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func offersTheSameMethodsAsync(_ storage: TestStorage) async throws {
+        let queue = try makeQueue(storage)
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO notes(title) VALUES ('async')")
+        }
+        await #expect(throws: Abort.self) {
+            try await queue.write { db in
+                try db.execute(sql: "INSERT INTO notes(title) VALUES ('rolled back')")
+                throw Abort()
+            }
+        }
+        try await queue.writeWithoutTransaction { db in
+            try db.execute(sql: "INSERT INTO notes(title) VALUES ('no transaction')")
+        }
+        let titles = try await queue.read { db in try String.fetchAll(db, sql: "SELECT title FROM notes ORDER BY id") }
+        #expect(titles == ["async", "no transaction"])
+    }
+
+    @Test func serializesManyConcurrentTasks() async throws {
+        let queue = try makeQueue(.temporaryFile)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<50 {
+                group.addTask {
+                    try await queue.write { db in
+                        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") ?? 0
+                        try db.execute(sql: "INSERT INTO notes(id, title) VALUES (?, ?)", arguments: [count + 1, "task \(index)"])
+                    }
+                }
+                group.addTask {
+                    _ = try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") }
+                }
+            }
+            try await group.waitForAll()
+        }
+        // Each read-modify-write saw the previous one: ids 1...50 with no conflict.
+        let ids = try await queue.read { db in try Int.fetchAll(db, sql: "SELECT id FROM notes ORDER BY id") }
+        #expect(ids == Array(1...50))
+    }
+
+    @Test func closesAndThenRefusesWork() throws {
+        let queue = try makeQueue(.memory)
+        try queue.close()
+        expectError(.misuse) { try queue.read { db in try Int.fetchOne(db, sql: "SELECT 1") } }
+        expectError(.misuse) { try queue.write { db in try db.execute(sql: "SELECT 1") } }
+    }
+
+    @Test func aCancelledTaskDoesNotStartItsWork() async throws {
+        let queue = try makeQueue(.memory)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await queue.write { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('late')") }
+        }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") } == 0)
+    }
+
+    @Test func blockingWorkDoesNotStarveTheCooperativePool() async throws {
+        let queue = try DatabaseQueue()
+        let start = ContinuousClock.now
+        // Three accesses that block for 300 ms each, serialized: 900 ms. Were
+        // they run on the cooperative pool (two threads on a two-core
+        // machine), the pool would be stuck for most of that time.
+        let blockers = (0..<3).map { _ in
+            Task { try await queue.read { _ in Thread.sleep(forTimeInterval: 0.3) } }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        let unrelated = await Task.detached { ContinuousClock.now }.value
+        for blocker in blockers { try await blocker.value }
+        let total = ContinuousClock.now - start
+        #expect(total >= .milliseconds(850))
+        #expect(unrelated - start < .milliseconds(450), "an unrelated task waited \(unrelated - start)")
+    }
+
+    @Test func sharesAFileWithAnotherQueue() throws {
+        let path = try makeTemporaryPath()
+        let first = try DatabaseQueue(path: path)
+        let second = try DatabaseQueue(path: path)
+        try first.write { db in try db.execute(sql: "CREATE TABLE t(a); INSERT INTO t VALUES (1)") }
+        #expect(try second.read { db in try Int.fetchOne(db, sql: "SELECT a FROM t") } == 1)
+        #expect(first.location == .path(path))
+    }
+}
