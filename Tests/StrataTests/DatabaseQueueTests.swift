@@ -132,21 +132,18 @@ private struct Abort: Error {}
         #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") } == 0)
     }
 
-    @Test func blockingWorkDoesNotStarveTheCooperativePool() async throws {
+    @Test func runsAsyncWorkOnItsOwnSerialQueueNotTheCooperativePool() async throws {
         let queue = try DatabaseQueue()
-        let start = ContinuousClock.now
-        // Three accesses that block for 300 ms each, serialized: 900 ms. Were
-        // they run on the cooperative pool (two threads on a two-core
-        // machine), the pool would be stuck for most of that time.
-        let blockers = (0..<3).map { _ in
-            Task { try await queue.read { _ in Thread.sleep(forTimeInterval: 0.3) } }
+        // Inside the closure, a synchronous access reports reentrancy: the
+        // closure runs on the queue's own dispatch queue, not on the
+        // cooperative thread pool where the calling task lives.
+        let nested = try await queue.read { _ in
+            Result { try queue.read { _ in 1 } }
         }
-        try await Task.sleep(for: .milliseconds(50))
-        let unrelated = await Task.detached { ContinuousClock.now }.value
-        for blocker in blockers { try await blocker.value }
-        let total = ContinuousClock.now - start
-        #expect(total >= .milliseconds(850))
-        #expect(unrelated - start < .milliseconds(450), "an unrelated task waited \(unrelated - start)")
+        let error = try #require(throws: SQLiteError.self) { try nested.get() }
+        #expect(error.code == .misuse)
+        // Outside any closure the same call is fine.
+        #expect(try await queue.read { _ in 1 } == 1)
     }
 
     @Test func sharesAFileWithAnotherQueue() throws {

@@ -272,31 +272,12 @@ public final class Database {
                 throw SQLiteError.misuse("the SQL holds no statement", sql: sql)
             }
             let result = Statement(sqliteStatement: statement, sql: sql, connectionState: state)
-            if let tail, try !isBlank(tail, handle: handle) {
+            if let tail, !holdsNoStatement(tail, handle: handle) {
                 throw SQLiteError.misuse(
                     "makeStatement(sql:) takes a single statement; run scripts with execute(sql:)", sql: sql)
             }
             return result
         }
-    }
-
-    /// Whether the rest of some SQL holds no statement (only spaces, `;` and
-    /// comments).
-    private func isBlank(_ text: UnsafePointer<CChar>, handle: OpaquePointer) throws -> Bool {
-        var pointer = text
-        while pointer.pointee != 0 {
-            let byte = UInt8(bitPattern: pointer.pointee)
-            if byte == 32 || byte == 9 || byte == 10 || byte == 13 || byte == 59 {
-                pointer += 1
-                continue
-            }
-            // Something else: a comment or another statement. Let SQLite say.
-            var statement: OpaquePointer?
-            let code = sqlite3_prepare_v2(handle, pointer, -1, &statement, nil)
-            defer { sqlite3_finalize(statement) }
-            return code == SQLITE_OK && statement == nil
-        }
-        return true
     }
 
     /// A statement from the connection's cache, prepared on first use.
@@ -315,7 +296,7 @@ public final class Database {
         return statement
     }
 
-    private func cache(_ statement: Statement, for sql: String) {
+    func cache(_ statement: Statement, for sql: String) {
         let capacity = configuration.statementCacheCapacity
         guard capacity > 0 else { return }
         if statementCache.count >= capacity,
@@ -349,42 +330,35 @@ public final class Database {
     ///   ``SQLiteError/sql`` is the statement that failed, and the statements
     ///   before it have run.
     public func execute(sql: String, arguments: StatementArguments = []) throws {
-        let handle = try checkedConnection()
+        _ = try checkedConnection()
         if let statement = statementCache[sql], sqlite3_stmt_busy(statement.sqliteStatement) == 0 {
             try statement.execute(arguments: arguments)
             return
         }
-        try sql.withCString { start in
-            var consumer = ArgumentConsumer(arguments)
-            var position = start
-            var isFirst = true
-            while true {
-                var sqliteStatement: OpaquePointer?
-                var tail: UnsafePointer<CChar>?
-                let code = sqlite3_prepare_v3(handle, position, -1, 0, &sqliteStatement, &tail)
-                guard code == SQLITE_OK else {
-                    let failing = String(cString: position).trimmingCharacters(in: .whitespacesAndNewlines)
-                    throw SQLiteError.fromConnection(
-                        handle, code: code, sql: failing, arguments: arguments.isEmpty ? nil : arguments)
-                }
-                guard let sqliteStatement else { break }
-                var isOnly = isFirst
-                if isOnly, let tail { isOnly = try isBlank(tail, handle: handle) }
-                let statement = Statement(
-                    sqliteStatement: sqliteStatement, sql: isOnly ? sql : nil, connectionState: state)
-                statement.arguments = arguments
+        // A script, or a statement seen for the first time.
+        let statements = StatementCursor(database: self, sql: sql)
+        var consumer = ArgumentConsumer(arguments)
+        var isFirst = true
+        while let statement = try statements.next() {
+            statement.arguments = arguments
+            do {
                 try consumer.bind(to: statement)
-                if isOnly {
-                    try consumer.checkAllUsed(sql: sql)
-                    if statementCache[sql] == nil { cache(statement, for: sql) }
-                }
-                try statement.run()
-                isFirst = false
-                guard let tail else { break }
-                position = tail
+            } catch var error as SQLiteError {
+                error.sql = statement.sql
+                throw error
             }
-            try consumer.checkAllUsed(sql: sql)
+            if isFirst, try statements.isAtEnd() {
+                // A single statement: check the arguments before running it,
+                // and keep it for next time.
+                try consumer.checkAllUsed(sql: statement.sql)
+                if statementCache[sql] == nil, configuration.statementCacheCapacity > 0 {
+                    cache(statement, for: sql)
+                }
+            }
+            try statement.run()
+            isFirst = false
         }
+        try consumer.checkAllUsed(sql: sql)
     }
 }
 
