@@ -88,9 +88,21 @@ import Testing
         let cursor = try Row.fetchCursor(db, sql: "SELECT 1 AS n UNION ALL SELECT 2")
         let first = try #require(try cursor.next())
         let kept = first.copy()
-        _ = try cursor.next()
+        let second = try #require(try cursor.next())
         #expect(try kept["n"] as Int == 1)
-        #expect(try first["n"] as Int == 2)
+        #expect(try second["n"] as Int == 2)
+        // The first row is no longer current: reading it is an error, not the
+        // second row's data.
+        let error = try #require(throws: SQLiteError.self) { try first["n"] as Int }
+        #expect(error.code == .misuse)
+        #expect(error.message?.contains("call copy()") == true)
+        #expect(throws: SQLiteError.self) { try first.databaseValue(at: 0) }
+        #expect(first.databaseValues.isEmpty)
+        #expect(throws: SQLiteError.self) { try first.copy()["n"] as Int }
+        // Once the cursor is finished, its last row is stale too.
+        #expect(try cursor.next() == nil)
+        #expect(throws: SQLiteError.self) { try second[0] as Int }
+        #expect(second.columnNames == ["n"])
     }
 
     @Test func rowsCompareByNamesAndValues() throws {

@@ -63,7 +63,7 @@ public final class RowCursor: Cursor {
     }
 
     deinit {
-        if !isFinished { sqlite3_reset(statement.sqliteStatement) }
+        if !isFinished { statement.resetQuietly() }
     }
 
     /// The next row, or nil at the end.
@@ -71,14 +71,14 @@ public final class RowCursor: Cursor {
         guard !isFinished else { return nil }
         do {
             if try statement.step() {
-                return Row(statement: statement)
+                return Row(cursor: self)
             }
         } catch {
             isFinished = true
             throw error
         }
         isFinished = true
-        sqlite3_reset(statement.sqliteStatement)
+        statement.resetQuietly()
         return nil
     }
 }
@@ -98,7 +98,7 @@ public final class ValueCursor<Value: DatabaseValueConvertible>: Cursor {
     }
 
     deinit {
-        if !isFinished { sqlite3_reset(statement.sqliteStatement) }
+        if !isFinished { statement.resetQuietly() }
     }
 
     /// The next value, or nil at the end.
@@ -112,11 +112,11 @@ public final class ValueCursor<Value: DatabaseValueConvertible>: Cursor {
             }
         } catch {
             isFinished = true
-            sqlite3_reset(statement.sqliteStatement)
+            statement.resetQuietly()
             throw error
         }
         isFinished = true
-        sqlite3_reset(statement.sqliteStatement)
+        statement.resetQuietly()
         return nil
     }
 }

@@ -32,7 +32,7 @@ extension Row {
         while try statement.step() {
             rows.append(Row.copied(from: statement))
         }
-        sqlite3_reset(statement.sqliteStatement)
+        statement.resetQuietly()
         return rows
     }
 
@@ -44,7 +44,7 @@ extension Row {
     /// The first row of a prepared statement, copied; nil when there is none.
     public static func fetchOne(_ statement: Statement, arguments: StatementArguments = []) throws -> Row? {
         try statement.setArguments(arguments)
-        defer { sqlite3_reset(statement.sqliteStatement) }
+        defer { statement.resetQuietly() }
         return try statement.step() ? Row.copied(from: statement) : nil
     }
 
@@ -108,7 +108,7 @@ extension DatabaseValueConvertible {
             throw SQLiteError.misuse("the statement returns no column to read as \(Self.self)", sql: statement.sql)
         }
         try statement.setArguments(arguments)
-        defer { sqlite3_reset(statement.sqliteStatement) }
+        defer { statement.resetQuietly() }
         guard try statement.step(), sqlite3_column_type(statement.sqliteStatement, 0) != SQLITE_NULL else {
             return nil
         }

@@ -19,17 +19,27 @@
 /// Rows from ``fetchAll(_:sql:arguments:)`` and ``fetchOne(_:sql:arguments:)``
 /// hold copies of their values. A row from a ``RowCursor`` reads the live
 /// statement and is valid only until the cursor moves on: call ``copy()`` to
-/// keep it.
+/// keep it. Reading a live row after that throws ``SQLiteError`` (`.misuse`)
+/// rather than returning another row's data.
 public struct Row {
     enum Storage {
-        case live(Statement)
+        /// A cursor's current row. Holding the cursor keeps its statement
+        /// from being reset while the row is in use.
+        case live(RowCursor, generation: UInt)
         case copied(values: [DatabaseValue], columnNames: [String], sql: String)
+        /// A copy of a live row taken after its cursor moved on.
+        case stale(String)
+    }
+
+    static func staleRowError(sql: String) -> SQLiteError {
+        SQLiteError.misuse(
+            "a row from a cursor was read after the cursor moved on; call copy() to keep a row", sql: sql)
     }
 
     let storage: Storage
 
-    init(statement: Statement) {
-        storage = .live(statement)
+    init(cursor: RowCursor) {
+        storage = .live(cursor, generation: cursor.statement.generation)
     }
 
     /// A detached row with the given columns and values.
@@ -43,24 +53,27 @@ public struct Row {
     /// The number of columns.
     public var count: Int {
         switch storage {
-        case .live(let statement): statement.columnCount
+        case .live(let cursor, _): cursor.statement.columnCount
         case .copied(let values, _, _): values.count
+        case .stale: 0
         }
     }
 
     /// The column names, in order.
     public var columnNames: [String] {
         switch storage {
-        case .live(let statement): statement.columnNames
+        case .live(let cursor, _): cursor.statement.columnNames
         case .copied(_, let names, _): names
+        case .stale: []
         }
     }
 
     /// The SQL that produced the row ("" for a row made by hand).
     public var sql: String {
         switch storage {
-        case .live(let statement): statement.sql
+        case .live(let cursor, _): cursor.statement.sql
         case .copied(_, _, let sql): sql
+        case .stale(let sql): sql
         }
     }
 
@@ -68,8 +81,9 @@ public struct Row {
     /// nil when there is none.
     public func index(ofColumn name: String) -> Int? {
         switch storage {
-        case .live(let statement): statement.index(ofColumn: name)
+        case .live(let cursor, _): cursor.statement.index(ofColumn: name)
         case .copied(_, let names, _): columnIndex(named: name, in: names)
+        case .stale: nil
         }
     }
 
@@ -81,10 +95,12 @@ public struct Row {
     /// A copy that stays valid after the cursor it came from moves on.
     public func copy() -> Row {
         switch storage {
-        case .live(let statement):
+        case .live(let cursor, let generation):
+            let statement = cursor.statement
+            guard statement.generation == generation else { return Row(storage: .stale(statement.sql)) }
             return Row(storage: .copied(
                 values: statement.copyValues(), columnNames: statement.columnNames, sql: statement.sql))
-        case .copied:
+        case .copied, .stale:
             return self
         }
     }
@@ -106,8 +122,12 @@ public struct Row {
     ///   the value does not fit `T`.
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
         switch storage {
-        case .live(let statement):
+        case .live(let cursor, let generation):
+            let statement = cursor.statement
+            guard statement.generation == generation else { throw Self.staleRowError(sql: statement.sql) }
             return try statement.decodeColumn(T.self, at: index)
+        case .stale(let sql):
+            throw Self.staleRowError(sql: sql)
         case .copied(let values, let names, let sql):
             guard index >= 0 && index < values.count else {
                 throw DatabaseDecodingError(
@@ -126,6 +146,7 @@ public struct Row {
     /// - Throws: ``DatabaseDecodingError`` when there is no such column or the
     ///   value does not fit `T`.
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, forColumn name: String) throws -> T {
+        if case .stale(let sql) = storage { throw Self.staleRowError(sql: sql) }
         guard let index = index(ofColumn: name) else {
             throw DatabaseDecodingError(
                 reason: .columnNotFound, column: name, columnIndex: nil, type: T.self, sql: sql)
@@ -159,11 +180,14 @@ public struct Row {
         try decode(DatabaseValue.self, forColumn: name)
     }
 
-    /// All stored values, in column order.
+    /// All stored values, in column order; empty for a cursor's row read after
+    /// the cursor moved on.
     public var databaseValues: [DatabaseValue] {
         switch storage {
-        case .live(let statement): statement.copyValues()
+        case .live(let cursor, let generation):
+            cursor.statement.generation == generation ? cursor.statement.copyValues() : []
         case .copied(let values, _, _): values
+        case .stale: []
         }
     }
 }
@@ -188,3 +212,12 @@ extension Row: CustomStringConvertible {
         "[" + zip(columnNames, databaseValues).map { "\($0):\($1)" }.joined(separator: " ") + "]"
     }
 }
+
+// @unchecked: a copied row holds only immutable `Sendable` values (the common
+// case: `fetchAll`, `fetchOne`, `copy()`). A row from a cursor refers to the
+// cursor, which belongs to the connection's executor; it checks
+// the statement's step generation before every read and throws once the
+// cursor has moved on or finished, so a row that escaped its iteration cannot
+// read another row's data. Reading such a row while its cursor is still being
+// stepped on another thread is a misuse the type system cannot catch here.
+extension Row: @unchecked Sendable {}

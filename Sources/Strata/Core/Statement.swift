@@ -44,6 +44,10 @@ public final class Statement {
 
     let connectionState: ConnectionState
 
+    /// Changes whenever the statement steps or resets, so a row read from a
+    /// cursor can tell it is no longer the current row.
+    private(set) var generation: UInt = 0
+
     init(sqliteStatement: OpaquePointer, sql: String?, connectionState: ConnectionState) {
         self.sqliteStatement = sqliteStatement
         self.connectionState = connectionState
@@ -94,7 +98,7 @@ public final class Statement {
     ///   missing or unknown name, or a closed database.
     public func setArguments(_ arguments: StatementArguments) throws {
         try checkConnection()
-        sqlite3_reset(sqliteStatement)
+        resetQuietly()
         self.arguments = arguments
         if parameterCount == 0 && arguments.isEmpty { return }
         var consumer = ArgumentConsumer(arguments)
@@ -115,16 +119,17 @@ public final class Statement {
     /// Steps to the end, then resets so the statement holds no lock.
     func run() throws {
         while try step() {}
-        sqlite3_reset(sqliteStatement)
+        resetQuietly()
     }
 
     /// Steps once: true when a row is available.
     func step() throws -> Bool {
+        generation &+= 1
         let code = sqlite3_step(sqliteStatement)
         if code == SQLITE_ROW { return true }
         if code == SQLITE_DONE { return false }
         let error = makeError(code)
-        sqlite3_reset(sqliteStatement)
+        resetQuietly()
         throw error
     }
 
@@ -133,6 +138,12 @@ public final class Statement {
         try checkConnection()
         // sqlite3_reset repeats the error of the last step, which was already
         // thrown by that step.
+        resetQuietly()
+    }
+
+    /// Resets without reporting the last step's error again.
+    func resetQuietly() {
+        generation &+= 1
         sqlite3_reset(sqliteStatement)
     }
 

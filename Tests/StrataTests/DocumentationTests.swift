@@ -1,0 +1,179 @@
+import Foundation
+import Strata
+import Testing
+
+/// The examples of the README and the DocC articles, compiled and run. Each
+/// document's Swift blocks must appear here line for line (in order; extra
+/// lines such as expectations may sit between them), so the documents cannot
+/// drift from code that compiles.
+@Suite struct DocumentationTests {
+    // MARK: - README
+
+    @Test func readmeTour() throws {
+        let queue = try DatabaseQueue()  // in memory; DatabaseQueue(path: "movies.sqlite") for a file
+        try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE movies(
+                    id INTEGER PRIMARY KEY,
+                    title TEXT NOT NULL,
+                    year INTEGER,
+                    likes INTEGER NOT NULL DEFAULT 0
+                )
+                """)
+            try db.execute(sql: "INSERT INTO movies(title, year) VALUES (?, ?)", arguments: ["Heat", 1995])
+            try db.execute(sql: "INSERT INTO movies(title, year) VALUES (:title, :year)",
+                           arguments: ["title": "Alien", "year": 1979])
+        }
+
+        let titles = try queue.read { db in
+            try String.fetchAll(db, sql: "SELECT title FROM movies ORDER BY year")
+        }
+        // ["Alien", "Heat"]
+        #expect(titles == ["Alien", "Heat"])
+
+        let heat = try queue.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM movies WHERE title = ?", arguments: ["Heat"])
+        }
+        let year: Int = try heat!["year"]
+        let likes = try heat!["LIKES"] as Int  // column names ignore case, as in SQLite
+        #expect(year == 1995 && likes == 0)
+
+        try queue.read { db in
+            let rows = try Row.fetchCursor(db, sql: "SELECT title, year FROM movies")
+            while let row = try rows.next() {
+                print(try row["title"] as String, try row["year"] as Int?)
+            }
+        }
+
+        var message = ""
+        do {
+            try queue.write { db in
+                try db.execute(sql: "INSERT INTO movies(id, title) VALUES (1, 'Duplicate')")
+            }
+        } catch let error as SQLiteError where error.code == .constraintPrimaryKey {
+            print(error.message ?? "")  // UNIQUE constraint failed: movies.id
+            message = error.message ?? ""
+        } catch SQLiteError.constraint {
+            print("another constraint failed")
+        }
+        #expect(message == "UNIQUE constraint failed: movies.id")
+    }
+
+    @Test func readmeTourAsync() async throws {
+        let queue = try DatabaseQueue()
+        try await queue.write { db in
+            try db.execute(sql: "CREATE TABLE movies(id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INTEGER)")
+            try db.execute(sql: "INSERT INTO movies(title, year) VALUES ('Heat', 1995), ('Alien', 1979)")
+        }
+
+        let count = try await queue.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM movies") ?? 0
+        }
+        #expect(count == 2)
+        try await queue.write { db in
+            let insert = try db.makeStatement(sql: "INSERT INTO movies(title, year) VALUES (?, ?)")
+            for (title, year) in [("Ran", 1985), ("Seven Samurai", 1954)] {
+                try insert.execute(arguments: [title, year])
+            }
+        }
+        #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM movies") } == 4)
+    }
+
+    // MARK: - Getting started (DocC)
+
+    @Test func gettingStarted() throws {
+        let db = try Database()
+        try db.execute(sql: """
+            CREATE TABLE notes(
+                id INTEGER PRIMARY KEY,
+                title TEXT NOT NULL,
+                body TEXT,
+                createdAt TEXT NOT NULL
+            );
+            CREATE INDEX notes_by_date ON notes(createdAt);
+            """)
+
+        try db.execute(
+            sql: "INSERT INTO notes(title, body, createdAt) VALUES (?, ?, ?)",
+            arguments: ["Groceries", "Milk, eggs", Date()])
+        let id = db.lastInsertedRowID
+
+        try db.execute(
+            sql: "UPDATE notes SET body = :body WHERE id = :id",
+            arguments: ["body": "Milk, eggs, bread", "id": id])
+        #expect(db.changesCount == 1)
+
+        let titles = try String.fetchAll(db, sql: "SELECT title FROM notes ORDER BY createdAt")
+        let note = try Row.fetchOne(db, sql: "SELECT * FROM notes WHERE id = ?", arguments: [id])
+        let body: String? = try note?["body"]
+        let createdAt: Date? = try note?["createdAt"]
+        #expect(titles == ["Groceries"] && body == "Milk, eggs, bread" && createdAt != nil)
+
+        let statement = try db.makeStatement(sql: "INSERT INTO notes(title, createdAt) VALUES (?, ?)")
+        try db.transaction {
+            for day in 1...7 {
+                try statement.execute(arguments: ["Day \(day)", Date(timeIntervalSinceNow: Double(day) * 86_400)])
+            }
+        }
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") == 8)
+
+        do {
+            _ = try Int.fetchAll(db, sql: "SELECT body FROM notes")
+        } catch let error as DatabaseDecodingError {
+            print(error)  // cannot read TEXT as Int in column "body" (index 0) of: SELECT body FROM notes
+        }
+        let bodies = try String?.fetchAll(db, sql: "SELECT body FROM notes ORDER BY id")
+        #expect(bodies.first == "Milk, eggs, bread" && bodies.dropFirst().allSatisfy { $0 == nil })
+    }
+
+    @Test func gettingStartedWithAQueue() async throws {
+
+        let queue = try DatabaseQueue(path: try makeTemporaryPath("notes.sqlite"))
+        try await queue.write { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL)")
+            try db.execute(sql: "INSERT INTO notes(title) VALUES (?)", arguments: ["Written from a task"])
+        }
+        let noteCount = try await queue.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") ?? 0
+        }
+        #expect(noteCount == 1)
+    }
+
+    // MARK: - The documents match this file
+
+    @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md"])
+    func everySwiftExampleAppearsInThisFile(_ document: String) throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
+        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
+            .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let blocks = swiftBlocks(in: text).filter { !$0.hasPrefix("// Package.swift") }
+        #expect(!blocks.isEmpty)
+        for block in blocks {
+            var position = 0
+            for line in block.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) where !line.isEmpty {
+                guard let found = source[position...].firstIndex(of: line) else {
+                    Issue.record("\(document): this example line is not compiled in DocumentationTests.swift: \(line)")
+                    break
+                }
+                position = found + 1
+            }
+        }
+    }
+
+    private func swiftBlocks(in markdown: String) -> [String] {
+        var blocks: [String] = []
+        var current: [Substring]?
+        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
+            if current == nil, line.trimmingCharacters(in: .whitespaces) == "```swift" {
+                current = []
+            } else if current != nil, line.trimmingCharacters(in: .whitespaces) == "```" {
+                blocks.append(current!.joined(separator: "\n"))
+                current = nil
+            } else {
+                current?.append(line)
+            }
+        }
+        return blocks
+    }
+}
