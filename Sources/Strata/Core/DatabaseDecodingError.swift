@@ -10,6 +10,7 @@ public struct DatabaseDecodingError: Error, Sendable {
     /// What went wrong.
     public struct Reason: Hashable, Sendable, CustomStringConvertible {
         let text: String
+        /// A short phrase: `unexpected NULL`, `column not found`, …
         public var description: String { text }
 
         /// The column holds a value the type cannot represent.

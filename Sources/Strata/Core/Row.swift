@@ -200,6 +200,7 @@ extension Row: Equatable {
 }
 
 extension Row: Hashable {
+    /// Hashes the column names and values.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(columnNames)
         hasher.combine(databaseValues)

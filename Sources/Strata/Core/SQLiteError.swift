@@ -75,31 +75,57 @@ public struct SQLiteError: Error, Sendable {
     // These let `catch SQLiteError.constraint` read naturally. A primary code
     // matches its whole family (see `~=(ResultCode, any Error)`).
 
+    /// Matches `SQLITE_ERROR` and its extended codes in a `catch`.
     public static let error = ResultCode.error
+    /// Matches `SQLITE_INTERNAL` and its extended codes in a `catch`.
     public static let internalError = ResultCode.internalError
+    /// Matches `SQLITE_PERM` and its extended codes in a `catch`.
     public static let permission = ResultCode.permission
+    /// Matches `SQLITE_ABORT` and its extended codes in a `catch`.
     public static let abort = ResultCode.abort
+    /// Matches `SQLITE_BUSY` and its extended codes in a `catch`.
     public static let busy = ResultCode.busy
+    /// Matches `SQLITE_LOCKED` and its extended codes in a `catch`.
     public static let locked = ResultCode.locked
+    /// Matches `SQLITE_NOMEM` and its extended codes in a `catch`.
     public static let noMemory = ResultCode.noMemory
+    /// Matches `SQLITE_READONLY` and its extended codes in a `catch`.
     public static let readOnly = ResultCode.readOnly
+    /// Matches `SQLITE_INTERRUPT` and its extended codes in a `catch`.
     public static let interrupt = ResultCode.interrupt
+    /// Matches `SQLITE_IOERR` and its extended codes in a `catch`.
     public static let ioError = ResultCode.ioError
+    /// Matches `SQLITE_CORRUPT` and its extended codes in a `catch`.
     public static let corrupt = ResultCode.corrupt
+    /// Matches `SQLITE_FULL` and its extended codes in a `catch`.
     public static let full = ResultCode.full
+    /// Matches `SQLITE_CANTOPEN` and its extended codes in a `catch`.
     public static let cantOpen = ResultCode.cantOpen
+    /// Matches `SQLITE_SCHEMA` and its extended codes in a `catch`.
     public static let schema = ResultCode.schema
+    /// Matches `SQLITE_TOOBIG` and its extended codes in a `catch`.
     public static let tooBig = ResultCode.tooBig
+    /// Matches `SQLITE_CONSTRAINT` and its extended codes in a `catch`.
     public static let constraint = ResultCode.constraint
+    /// Matches `SQLITE_MISMATCH` and its extended codes in a `catch`.
     public static let mismatch = ResultCode.mismatch
+    /// Matches `SQLITE_MISUSE` and its extended codes in a `catch`.
     public static let misuse = ResultCode.misuse
+    /// Matches `SQLITE_AUTH` and its extended codes in a `catch`.
     public static let authorization = ResultCode.authorization
+    /// Matches `SQLITE_RANGE` and its extended codes in a `catch`.
     public static let range = ResultCode.range
+    /// Matches `SQLITE_NOTADB` and its extended codes in a `catch`.
     public static let notADatabase = ResultCode.notADatabase
+    /// Matches `SQLITE_CONSTRAINT_UNIQUE` in a `catch`.
     public static let constraintUnique = ResultCode.constraintUnique
+    /// Matches `SQLITE_CONSTRAINT_PRIMARYKEY` in a `catch`.
     public static let constraintPrimaryKey = ResultCode.constraintPrimaryKey
+    /// Matches `SQLITE_CONSTRAINT_NOTNULL` in a `catch`.
     public static let constraintNotNull = ResultCode.constraintNotNull
+    /// Matches `SQLITE_CONSTRAINT_FOREIGNKEY` in a `catch`.
     public static let constraintForeignKey = ResultCode.constraintForeignKey
+    /// Matches `SQLITE_CONSTRAINT_CHECK` in a `catch`.
     public static let constraintCheck = ResultCode.constraintCheck
 }
 
