@@ -68,18 +68,7 @@ public final class RowCursor: Cursor {
 
     /// The next row, or nil at the end.
     public func next() throws -> Row? {
-        guard !isFinished else { return nil }
-        do {
-            if try statement.step() {
-                return Row(cursor: self)
-            }
-        } catch {
-            isFinished = true
-            throw error
-        }
-        isFinished = true
-        statement.resetQuietly()
-        return nil
+        try statement.stepForCursor(&isFinished) ? Row(cursor: self) : nil
     }
 }
 
@@ -105,18 +94,31 @@ public final class ValueCursor<Value: DatabaseValueConvertible>: Cursor {
     ///
     /// - Throws: ``DatabaseDecodingError`` when a value does not fit `Value`.
     public func next() throws -> Value? {
-        guard !isFinished else { return nil }
+        guard try statement.stepForCursor(&isFinished) else { return nil }
         do {
-            if try statement.step() {
-                return try statement.decodeColumn(Value.self, at: 0)
-            }
+            return try statement.decodeColumn(Value.self, at: 0)
         } catch {
             isFinished = true
             statement.resetQuietly()
             throw error
         }
+    }
+}
+
+extension Statement {
+    /// Steps for a cursor: true when a row is ready; false at the end, once
+    /// the statement is reset so it holds no lock. A failed step has already
+    /// reset the statement; the cursor is finished either way.
+    func stepForCursor(_ isFinished: inout Bool) throws -> Bool {
+        guard !isFinished else { return false }
+        do {
+            if try step() { return true }
+        } catch {
+            isFinished = true
+            throw error
+        }
         isFinished = true
-        statement.resetQuietly()
-        return nil
+        resetQuietly()
+        return false
     }
 }
