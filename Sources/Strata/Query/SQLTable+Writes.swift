@@ -1,0 +1,290 @@
+// INSERT, upsert, UPDATE and DELETE built from typed setters.
+//
+// See <https://www.sqlite.org/lang_insert.html>,
+// <https://www.sqlite.org/lang_upsert.html>,
+// <https://www.sqlite.org/lang_update.html>,
+// <https://www.sqlite.org/lang_delete.html> and
+// <https://www.sqlite.org/lang_returning.html>.
+
+infix operator <- : AssignmentPrecedence
+
+/// A column and the value to store in it: `title <- "Heat"`.
+public struct SQLSetter: Sendable {
+    /// The column's name.
+    public let columnName: String
+    /// The value, bound, or an expression.
+    public let value: SQLLiteral
+}
+
+/// Sets a column to a value: `title <- "Heat"`.
+public func <- <V: DatabaseValueConvertible>(column: SQLExpression<V>, value: V) -> SQLSetter {
+    SQLSetter(columnName: column.resultColumnName, value: valueLiteral(value))
+}
+
+/// Sets a column to an expression: `year <- year + 1`.
+public func <- <V>(column: SQLExpression<V>, value: SQLExpression<V>) -> SQLSetter {
+    SQLSetter(columnName: column.resultColumnName, value: value.sqlLiteral)
+}
+
+/// Sets a NULL-able column to a non-NULL expression.
+public func <- <V>(column: SQLExpression<V?>, value: SQLExpression<V>) -> SQLSetter {
+    SQLSetter(columnName: column.resultColumnName, value: value.sqlLiteral)
+}
+
+/// `column = column + value`.
+public func += <V: SQLNumericValue>(column: SQLExpression<V>, value: V) -> SQLSetter {
+    column <- column + value
+}
+
+/// `column = column + expression`.
+public func += <V: SQLNumericValue>(column: SQLExpression<V>, value: SQLExpression<V>) -> SQLSetter {
+    column <- column + value
+}
+
+/// `column = column || value`.
+public func += <V: SQLTextValue>(column: SQLExpression<V>, value: V) -> SQLSetter {
+    column <- column + value
+}
+
+/// `column = column - value`.
+public func -= <V: SQLNumericValue>(column: SQLExpression<V>, value: V) -> SQLSetter {
+    column <- column - value
+}
+
+/// `column = column * value`.
+public func *= <V: SQLNumericValue>(column: SQLExpression<V>, value: V) -> SQLSetter {
+    column <- column * value
+}
+
+/// `column = column / value`.
+public func /= <V: SQLNumericValue>(column: SQLExpression<V>, value: V) -> SQLSetter {
+    column <- column / value
+}
+
+/// What INSERT does when it would break a constraint: `INSERT OR …`.
+///
+/// See <https://www.sqlite.org/lang_conflict.html>.
+public enum SQLConflictResolution: String, Sendable {
+    /// Undo the statement and fail (SQLite's default).
+    case abort = "ABORT"
+    /// Undo the whole transaction and fail.
+    case rollback = "ROLLBACK"
+    /// Fail, keeping the statement's earlier changes.
+    case fail = "FAIL"
+    /// Skip the row.
+    case ignore = "IGNORE"
+    /// Delete the rows in the way, then insert.
+    case replace = "REPLACE"
+}
+
+/// The excluded row of an upsert: `excluded(likes)` is the value the INSERT
+/// tried to write.
+public func excluded<V>(_ column: SQLExpression<V>) -> SQLExpression<V> {
+    SQLExpression(literal: SQLLiteral(sql: "excluded." + quoteIdentifier(column.resultColumnName)))
+}
+
+/// An INSERT statement; run it with `db.run(_:)`, which returns the new rowid.
+public struct SQLInsert: SQLLiteralConvertible {
+    let tableName: String
+    let resolution: SQLConflictResolution?
+    let setters: [SQLSetter]
+    var upsertClause: SQLLiteral?
+    var returning: [SQLLiteral] = []
+
+    /// An upsert: on a conflict with the given columns (a UNIQUE or PRIMARY
+    /// KEY constraint), update the existing row instead. With no setters,
+    /// every inserted column except the conflict columns takes the new value.
+    ///
+    /// ```swift
+    /// try db.run(tally.insert(word <- "heat", count <- 1).onConflict(word, update: count += 1))
+    /// ```
+    public func onConflict(_ columns: any SQLLiteralConvertible..., update setters: SQLSetter...) -> SQLInsert {
+        var copy = self
+        let conflictNames = Set(columns.map(\.sqlLiteral.sql))
+        let updates = setters.isEmpty
+            ? self.setters.filter { !conflictNames.contains(quoteIdentifier($0.columnName)) }.map { setter in
+                SQLSetter(columnName: setter.columnName, value: SQLLiteral(sql: "excluded." + quoteIdentifier(setter.columnName)))
+            }
+            : setters
+        var clause = SQLLiteral(sql: " ON CONFLICT (")
+        clause.append(SQLLiteral.joined(columns.map(\.sqlLiteral), separator: ", "))
+        clause.append(sql: ") DO UPDATE SET ")
+        clause.append(assignments(updates))
+        copy.upsertClause = clause
+        return copy
+    }
+
+    /// On a conflict with the given columns (or any, when none are given),
+    /// keep the existing row and insert nothing.
+    public func onConflictDoNothing(_ columns: any SQLLiteralConvertible...) -> SQLInsert {
+        var copy = self
+        var clause = SQLLiteral(sql: " ON CONFLICT")
+        if !columns.isEmpty {
+            clause.append(sql: " (")
+            clause.append(SQLLiteral.joined(columns.map(\.sqlLiteral), separator: ", "))
+            clause.append(sql: ")")
+        }
+        clause.append(sql: " DO NOTHING")
+        copy.upsertClause = clause
+        return copy
+    }
+
+    /// `RETURNING columns`: fetch the inserted rows with `Row.fetchAll(db, insert)`.
+    public func returning(_ columns: any SQLSelectable...) -> SQLInsert {
+        var copy = self
+        copy.returning = columns.map(\.sqlSelection)
+        return copy
+    }
+
+    /// The INSERT statement.
+    public var sqlLiteral: SQLLiteral {
+        var literal = SQLLiteral(sql: "INSERT")
+        if let resolution { literal.append(sql: " OR " + resolution.rawValue) }
+        literal.append(sql: " INTO " + quoteIdentifier(tableName))
+        if setters.isEmpty {
+            literal.append(sql: " DEFAULT VALUES")
+        } else {
+            literal.append(sql: " (" + setters.map { quoteIdentifier($0.columnName) }.joined(separator: ", ") + ") VALUES (")
+            literal.append(SQLLiteral.joined(setters.map(\.value), separator: ", "))
+            literal.append(sql: ")")
+        }
+        if let upsertClause { literal.append(upsertClause) }
+        appendReturning(returning, to: &literal)
+        return literal
+    }
+}
+
+/// An UPDATE statement; `db.run(_:)` returns the number of changed rows.
+public struct SQLUpdate: SQLLiteralConvertible {
+    let tableName: String
+    let setters: [SQLSetter]
+    let predicate: SQLLiteral?
+    var returning: [SQLLiteral] = []
+
+    /// `RETURNING columns`: fetch the updated rows with `Row.fetchAll(db, update)`.
+    public func returning(_ columns: any SQLSelectable...) -> SQLUpdate {
+        var copy = self
+        copy.returning = columns.map(\.sqlSelection)
+        return copy
+    }
+
+    /// The UPDATE statement.
+    public var sqlLiteral: SQLLiteral {
+        var literal = SQLLiteral(sql: "UPDATE " + quoteIdentifier(tableName) + " SET ")
+        literal.append(assignments(setters))
+        if let predicate {
+            literal.append(sql: " WHERE ")
+            literal.append(predicate)
+        }
+        appendReturning(returning, to: &literal)
+        return literal
+    }
+}
+
+/// A DELETE statement; `db.run(_:)` returns the number of deleted rows.
+public struct SQLDelete: SQLLiteralConvertible {
+    let tableName: String
+    let predicate: SQLLiteral?
+    var returning: [SQLLiteral] = []
+
+    /// `RETURNING columns`: fetch the deleted rows with `Row.fetchAll(db, delete)`.
+    public func returning(_ columns: any SQLSelectable...) -> SQLDelete {
+        var copy = self
+        copy.returning = columns.map(\.sqlSelection)
+        return copy
+    }
+
+    /// The DELETE statement.
+    public var sqlLiteral: SQLLiteral {
+        var literal = SQLLiteral(sql: "DELETE FROM " + quoteIdentifier(tableName))
+        if let predicate {
+            literal.append(sql: " WHERE ")
+            literal.append(predicate)
+        }
+        appendReturning(returning, to: &literal)
+        return literal
+    }
+}
+
+private func assignments(_ setters: [SQLSetter]) -> SQLLiteral {
+    SQLLiteral.joined(setters.map { setter in
+        var literal = SQLLiteral(sql: quoteIdentifier(setter.columnName) + " = ")
+        literal.append(setter.value)
+        return literal
+    }, separator: ", ")
+}
+
+private func appendReturning(_ columns: [SQLLiteral], to literal: inout SQLLiteral) {
+    guard !columns.isEmpty else { return }
+    literal.append(sql: " RETURNING ")
+    literal.append(SQLLiteral.joined(columns, separator: ", "))
+}
+
+extension SQLTable {
+    /// `INSERT INTO table (columns) VALUES (values)`.
+    ///
+    /// ```swift
+    /// let rowID = try db.run(movies.insert(title <- "Heat", year <- 1995))
+    /// ```
+    public func insert(_ setters: SQLSetter...) -> SQLInsert {
+        SQLInsert(tableName: name, resolution: nil, setters: setters)
+    }
+
+    /// `INSERT INTO table …` from an array of setters.
+    public func insert(_ setters: [SQLSetter]) -> SQLInsert {
+        SQLInsert(tableName: name, resolution: nil, setters: setters)
+    }
+
+    /// `INSERT OR REPLACE`, `INSERT OR IGNORE`, …
+    public func insert(or resolution: SQLConflictResolution, _ setters: SQLSetter...) -> SQLInsert {
+        SQLInsert(tableName: name, resolution: resolution, setters: setters)
+    }
+
+    /// `UPDATE table SET … WHERE <the query's filter>`: every row the query's
+    /// filters select.
+    ///
+    /// ```swift
+    /// let changed = try db.run(movies.filter(id == 7).update(likes <- 3, watched <- true))
+    /// ```
+    public func update(_ setters: SQLSetter...) -> SQLUpdate {
+        SQLUpdate(tableName: name, setters: setters, predicate: whereClause)
+    }
+
+    /// `DELETE FROM table WHERE <the query's filter>`; every row when the
+    /// query has no filter.
+    public func delete() -> SQLDelete {
+        SQLDelete(tableName: name, predicate: whereClause)
+    }
+}
+
+extension Database {
+    /// Runs an INSERT and returns the new row's rowid.
+    ///
+    /// - Throws: ``SQLiteError``, such as a constraint error.
+    @discardableResult
+    public func run(_ insert: SQLInsert) throws -> Int64 {
+        let literal = insert.sqlLiteral
+        try execute(sql: literal.sql, arguments: literal.statementArguments)
+        return lastInsertedRowID
+    }
+
+    /// Runs many INSERTs in one savepoint (all or nothing), reusing one
+    /// prepared statement while the columns stay the same, and returns how
+    /// many rows were inserted.
+    ///
+    /// ```swift
+    /// try db.run(rows.map { movies.insert(title <- $0.title, year <- $0.year) })
+    /// ```
+    @discardableResult
+    public func run(_ inserts: [SQLInsert]) throws -> Int {
+        try savepoint {
+            var count = 0
+            for insert in inserts {
+                let literal = insert.sqlLiteral
+                try execute(sql: literal.sql, arguments: literal.statementArguments)
+                count += changesCount
+            }
+            return count
+        }
+    }
+}

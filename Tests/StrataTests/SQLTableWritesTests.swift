@@ -1,0 +1,134 @@
+import Foundation
+import Strata
+import Testing
+
+private let movies = SQLTable("movies")
+private let id = Column<Int64>("id")
+private let title = Column<String>("title")
+private let year = Column<Int>("year")
+private let likes = Column<Int>("likes")
+private let watched = Column<Bool>("watched")
+private let url = Column<String?>("url")
+
+@Suite struct SQLTableWritesTests {
+    func makeMovies(_ storage: TestStorage) throws -> Database {
+        let db = try storage.makeDatabase()
+        try db.run(movies.create { t in
+            t.column(id, primaryKey: .autoincrement)
+            t.column(title, unique: true)
+            t.column(year)
+            t.column(likes, defaultValue: 0)
+            t.column(watched, defaultValue: false)
+            t.column(url)
+        })
+        return db
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func insertsWithSettersAndReturnsTheRowID(_ storage: TestStorage) throws {
+        let db = try makeMovies(storage)
+        let insert = movies.insert(title <- "Heat", year <- 1995)
+        #expect(insert.sqlLiteral.sql == "INSERT INTO \"movies\" (\"title\", \"year\") VALUES (?, ?)")
+        #expect(try db.run(insert) == 1)
+        #expect(try db.run(movies.insert(title <- "Alien", year <- 1979, url <- "https://example.com")) == 2)
+        let row = try #require(try movies.filter(id == 1).fetchOne(db))
+        #expect(try row[likes] == 0 && row[watched] == false && row[url] == nil)
+    }
+
+    @Test func insertOrReplaceAndIgnore() throws {
+        let db = try makeMovies(.memory)
+        try db.run(movies.insert(title <- "Heat", year <- 1995))
+        expectError(.constraintUnique) { try db.run(movies.insert(title <- "Heat", year <- 2000)) }
+        try db.run(movies.insert(or: .ignore, title <- "Heat", year <- 2001))
+        #expect(try Int.fetchOne(db, movies.select(year)) == 1995)
+        #expect(movies.insert(or: .replace, title <- "Heat").sqlLiteral.sql.hasPrefix("INSERT OR REPLACE INTO"))
+        try db.run(movies.insert(or: .replace, title <- "Heat", year <- 2002))
+        #expect(try Int.fetchAll(db, movies.select(year)) == [2002])
+    }
+
+    @Test func insertsManyRowsInOneSavepointWithOneStatement() throws {
+        let db = try makeMovies(.temporaryFile)
+        let rows = (1...500).map { movies.insert(title <- "Movie \($0)", year <- 1900 + $0 % 100) }
+        #expect(try db.run(rows) == 500)
+        #expect(try movies.fetchCount(db) == 500)
+        // All or nothing: a duplicate title in the batch inserts none of it.
+        let batch = [movies.insert(title <- "New", year <- 2000), movies.insert(title <- "Movie 1", year <- 2000)]
+        expectError(.constraintUnique) { try db.run(batch) }
+        #expect(try movies.fetchCount(db) == 500)
+        #expect(!db.isInsideTransaction)
+    }
+
+    @Test func upsertsOnConflict() throws {
+        let db = try makeMovies(.memory)
+        try db.run(movies.insert(title <- "Heat", year <- 1995, likes <- 1))
+        let bump = movies.insert(title <- "Heat", year <- 1995, likes <- 1).onConflict(title, update: likes += 1)
+        #expect(bump.sqlLiteral.sql == """
+            INSERT INTO "movies" ("title", "year", "likes") VALUES (?, ?, ?) ON CONFLICT ("title") DO UPDATE SET "likes" = ("likes" + ?)
+            """)
+        try db.run(bump)
+        try db.run(bump)
+        #expect(try Int.fetchOne(db, movies.select(likes)) == 3)
+        // Without setters: every other column takes the new values.
+        try db.run(movies.insert(title <- "Heat", year <- 1996, likes <- 9).onConflict(title))
+        #expect(try movies.fetchOne(db).map { [try $0[year], try $0[likes]] } == [1996, 9])
+        // excluded(…) names the value the INSERT tried to write.
+        try db.run(movies.insert(title <- "Heat", year <- 1, likes <- 5).onConflict(title, update: likes <- likes + excluded(likes)))
+        #expect(try Int.fetchOne(db, movies.select(likes)) == 14)
+        try db.run(movies.insert(title <- "Heat", year <- 1).onConflictDoNothing(title))
+        try db.run(movies.insert(title <- "Heat", year <- 1).onConflictDoNothing())
+        #expect(try movies.fetchCount(db) == 1)
+        #expect(try Int.fetchOne(db, movies.select(year)) == 1996)
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func updatesWithSettersAndCompoundSetters(_ storage: TestStorage) throws {
+        let db = try makeMovies(storage)
+        try db.run([1995, 1979, 1985].map { movies.insert(title <- "Movie \($0)", year <- $0) })
+        let update = movies.filter(year > 1980).update(likes += 2, watched <- true)
+        #expect(update.sqlLiteral.sql == "UPDATE \"movies\" SET \"likes\" = (\"likes\" + ?), \"watched\" = ? WHERE (\"year\" > ?)")
+        #expect(try db.run(update) == 2)
+        #expect(try db.run(movies.filter(title == "Movie 1995").update(likes -= 1, year <- year + 1)) == 1)
+        #expect(try db.run(movies.update(likes *= 10)) == 3)
+        #expect(try Int.fetchAll(db, movies.select(likes).order(id)) == [10, 0, 20])
+        #expect(try Int.fetchAll(db, movies.select(year).order(id)) == [1996, 1979, 1985])
+        #expect(try db.run(movies.update(title += "!")) == 3)
+        #expect(try String.fetchOne(db, movies.select(title).filter(id == 2)) == "Movie 1979!")
+    }
+
+    @Test func deletesFilteredRowsOrAll() throws {
+        let db = try makeMovies(.memory)
+        try db.run((1...5).map { movies.insert(title <- "M\($0)", year <- 2000 + $0) })
+        let delete = movies.filter(year >= 2004).delete()
+        #expect(delete.sqlLiteral.sql == "DELETE FROM \"movies\" WHERE (\"year\" >= ?)")
+        #expect(try db.run(delete) == 2)
+        #expect(try db.run(movies.delete()) == 3)
+        #expect(try movies.fetchCount(db) == 0)
+    }
+
+    @Test func returnsRowsFromWrites() throws {
+        let db = try makeMovies(.memory)
+        let inserted = try #require(try Row.fetchOne(db, movies.insert(title <- "Heat", year <- 1995).returning(id, likes)))
+        #expect(try inserted[id] == 1 && inserted[likes] == 0)
+        let updated = try Row.fetchAll(db, movies.update(likes <- 5).returning(title, likes))
+        #expect(try updated.map { try $0[likes] } == [5])
+        let deleted = try String.fetchAll(db, movies.delete().returning(title))
+        #expect(deleted == ["Heat"])
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func hostileStringsRoundTripAsPlainData(_ storage: TestStorage) throws {
+        let db = try makeMovies(storage)
+        let hostile = "Robert'); DROP TABLE movies;--"
+        let quoted = "It's \"quoted\" ; -- not a comment"
+        try db.run(movies.insert(title <- hostile, year <- 2000))
+        try db.run(movies.insert(title <- quoted, year <- 2001))
+        #expect(try String.fetchAll(db, movies.select(title).filter(title == hostile)) == [hostile])
+        #expect(try db.run(movies.filter(title == hostile).update(title <- hostile + "2", url <- quoted)) == 1)
+        #expect(try String.fetchOne(db, movies.select(url).filter(title == hostile + "2")) == quoted)
+        #expect(try String.fetchAll(db, movies.select(title).filter(title.like("%DROP TABLE%"))) == [hostile + "2"])
+        try db.execute(literal: "UPDATE movies SET likes = \(7) WHERE title = \(quoted)")
+        #expect(try Int.fetchOne(db, literal: "SELECT likes FROM movies WHERE title = \(quoted)") == 7)
+        #expect(try db.tableExists("movies"))
+        #expect(try movies.fetchCount(db) == 2)
+    }
+}
