@@ -79,6 +79,97 @@ import Testing
         #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM movies") } == 4)
     }
 
+    @Test func readmeTypedQueries() throws {
+        let movies = SQLTable("movies")
+        let id = Column<Int64>("id")
+        let title = Column<String>("title")
+        let year = Column<Int>("year")
+        let likes = Column<Int>("likes")
+
+        let db = try Database()
+        try db.run(movies.create { t in
+            t.column(id, primaryKey: .autoincrement)
+            t.column(title, unique: true)
+            t.column(year)
+            t.column(likes, defaultValue: 0)
+        })
+        let heatID = try db.run(movies.insert(title <- "Heat", year <- 1995))
+        try db.run(movies.insert(title <- "Alien", year <- 1979))
+        try db.run(movies.filter(id == heatID).update(likes += 1))
+
+        for row in try movies.filter(year > 1990).order(year.desc).limit(20, offset: 0).fetchAll(db) {
+            print(try row[title], try row[likes])  // Heat 1
+            #expect(try row[title] == "Heat" && row[likes] == 1)
+        }
+        let alienCount = try movies.filter(title.like("A%")).fetchCount(db)
+        #expect(alienCount == 1)
+
+        let hostile = "Robert'); DROP TABLE movies;--"
+        try db.execute(literal: "UPDATE movies SET likes = \(3) WHERE title = \(hostile)")
+        let titles = try String.fetchAll(db, literal: "SELECT title FROM \(identifier: "movies") ORDER BY \(identifier: "year")")
+        #expect(titles == ["Alien", "Heat"])
+    }
+
+    // MARK: - Typed queries (DocC)
+
+    @Test func typedQueriesArticle() throws {
+        let books = SQLTable("books")
+        let id = Column<Int64>("id")
+        let title = Column<String>("title")
+        let year = Column<Int?>("year")
+        let rating = Column<Double>("rating")
+        let authorID = Column<Int64>("authorID")
+
+        let authors = SQLTable("authors")
+        let name = Column<String>("name")
+
+        let db = try Database()
+        try db.run(authors.create { t in
+            t.column(id, primaryKey: .autoincrement)
+            t.column(name, unique: true)
+        })
+        try db.run(books.create(ifNotExists: true) { t in
+            t.column(id, primaryKey: .autoincrement)
+            t.column(title, unique: true, check: title.length > 0)
+            t.column(year)
+            t.column(rating, defaultValue: 0)
+            t.column(authorID, references: authors, id, onDelete: .cascade)
+        })
+        try db.run(books.createIndex(year, where: year != nil))
+
+        let austen = try db.run(authors.insert(name <- "Jane Austen"))
+        try db.run(books.insert(title <- "Emma", year <- 1815, rating <- 4.0, authorID <- austen))
+        try db.run(books.insert(title <- "Persuasion", year <- 1817, rating <- 4.1, authorID <- austen))
+        let changed = try db.run(books.filter(year < 1816).update(rating += 0.5))
+        try db.run(books.insert(title <- "Emma", year <- 1815, rating <- 4.2, authorID <- austen)
+            .onConflictDoNothing())
+        #expect(changed == 1)
+
+        let page = books.select(title, year)
+            .filter(year > 1800 && rating >= 4)
+            .order(year.desc, title)
+            .limit(10, offset: 0)
+        for row in try page.fetchAll(db) {
+            let bookTitle: String = try row[title]
+            let published: Int? = try row[year]
+            print(bookTitle, published ?? 0)
+        }
+        #expect(try page.fetchAll(db).map { try $0[title] } == ["Persuasion", "Emma"])
+        let titles = try String.fetchAll(db, books.select(title).order(title))
+        let byAusten = books.select(books[title], authors[name])
+            .join(authors, on: books[authorID] == authors[id])
+            .filter(authors[name] == "Jane Austen")
+        let bestRated = try String.fetchOne(db, books.select(title).order(rating.desc))
+        #expect(titles == ["Emma", "Persuasion"] && bestRated == "Emma")
+        #expect(try byAusten.fetchCount(db) == 2)
+
+        let minimum = 4.0
+        let good = try Row.fetchAll(db, literal: """
+            SELECT title FROM \(identifier: "books") WHERE rating >= \(minimum) ORDER BY title
+            """)
+        #expect(good.count == 2)
+    }
+
     // MARK: - Getting started (DocC)
 
     @Test func gettingStarted() throws {
@@ -141,7 +232,7 @@ import Testing
 
     // MARK: - The documents match this file
 
-    @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md"])
+    @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md", "Sources/Strata/Strata.docc/TypedQueries.md"])
     func everySwiftExampleAppearsInThisFile(_ document: String) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)

@@ -61,6 +61,41 @@ private let pages = Column<Int>("pages")
         #expect(try bookAuthors.fetchCount(db) == 0)
     }
 
+    @Test func createsTableLevelConstraints() throws {
+        let db = try Database()
+        let editions = SQLTable("editions")
+        let number = Column<Int>("number")
+        let publishedAt = Column<String>("publishedAt")
+        try db.run(books.create { t in
+            t.column(id, primaryKey: .default)
+            t.column(title)
+        })
+        let create = editions.create { t in
+            t.column(bookID)
+            t.column(number)
+            t.column(isbn)
+            t.column(publishedAt, defaultExpression: "CURRENT_DATE")
+            t.primaryKey(bookID, number)
+            t.unique(isbn, number)
+            t.check(number > 0)
+            t.foreignKey([bookID], references: books, [id], onDelete: .cascade, onUpdate: .noAction)
+        }
+        #expect(create.sql == """
+            CREATE TABLE "editions" ("bookID" INTEGER NOT NULL, "number" INTEGER NOT NULL, "isbn" TEXT, "publishedAt" TEXT NOT NULL DEFAULT (CURRENT_DATE), PRIMARY KEY ("bookID", "number"), UNIQUE ("isbn", "number"), CHECK (("number" > 0)), FOREIGN KEY ("bookID") REFERENCES "books" ("id") ON DELETE CASCADE ON UPDATE NO ACTION)
+            """)
+        try db.run(create)
+        try db.run(books.insert(id <- 1, title <- "Emma"))
+        try db.run(editions.insert(bookID <- 1, number <- 1, isbn <- "A"))
+        #expect(try String.fetchOne(db, editions.select(publishedAt))?.count == 10)  // YYYY-MM-DD
+        expectError(.constraintPrimaryKey) { try db.run(editions.insert(bookID <- 1, number <- 1, isbn <- "B")) }
+        expectError(.constraintCheck) { try db.run(editions.insert(bookID <- 1, number <- 0)) }
+        expectError(.constraintForeignKey) { try db.run(editions.insert(bookID <- 2, number <- 1)) }
+        try db.run(books.insert(id <- 2, title <- "Persuasion"))
+        expectError(.constraintUnique) { try db.run(editions.insert(bookID <- 2, number <- 1, isbn <- "A")) }
+        try db.run(books.filter(id == 1).delete())
+        #expect(try editions.fetchCount(db) == 0)
+    }
+
     @Test func createsTemporaryAndStrictTables() throws {
         let db = try Database()
         let scratch = SQLTable("scratch")
