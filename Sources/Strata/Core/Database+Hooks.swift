@@ -4,7 +4,12 @@
 public struct DatabaseEvent: Hashable, Sendable {
     /// The kind of change.
     public enum Kind: Hashable, Sendable {
-        case insert, update, delete
+        /// A row was inserted.
+        case insert
+        /// A row was updated.
+        case update
+        /// A row was deleted.
+        case delete
     }
 
     /// The kind of change.

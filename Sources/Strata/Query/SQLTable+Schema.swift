@@ -39,10 +39,15 @@ public enum SQLPrimaryKey: Sendable {
 ///
 /// See <https://www.sqlite.org/foreignkeys.html#fk_actions>.
 public enum SQLForeignKeyAction: String, Sendable {
+    /// Nothing special: the constraint is checked at the end of the statement.
     case noAction = "NO ACTION"
+    /// The change is refused at once while referencing rows exist.
     case restrict = "RESTRICT"
+    /// Referencing columns become NULL.
     case setNull = "SET NULL"
+    /// Referencing columns take their default value.
     case setDefault = "SET DEFAULT"
+    /// Referencing rows are deleted (or their keys updated) too.
     case cascade = "CASCADE"
 }
 
@@ -273,7 +278,7 @@ extension SQLTable {
     /// ```swift
     /// let search = SQLTable("notes_search")
     /// try db.run(search.createFTS5(title, body, tokenizer: "porter unicode61"))
-    /// let hits = try search.match("heat").order(rank).fetchAll(db)
+    /// let hits = try search.match("heat").order(search.rank).fetchAll(db)
     /// ```
     ///
     /// See <https://www.sqlite.org/fts5.html>.
