@@ -141,6 +141,9 @@ private let name = Column<String>("name")
         #expect(try String.fetchAll(db, old.unionAll(old).order(title)).count == 4)
         #expect(try String.fetchAll(db, old.intersect(movies.select(title).filter(genre == "sci-fi"))).sorted() == ["Alien", "Blade Runner"])
         #expect(try String.fetchAll(db, old.except(movies.select(title).filter(title == "Alien"))) == ["Blade Runner"])
+        // A member's own order and limit are kept, through a subquery.
+        let newest = movies.select(title).order(year.desc).limit(1)
+        #expect(try String.fetchAll(db, old.union(newest).order(title)) == ["Alien", "Blade Runner", "Untitled"])
         #expect(old.union(crime).order(title).sqlLiteral.sql == """
             SELECT "title" FROM "movies" WHERE ("year" < ?) UNION SELECT "title" FROM "movies" WHERE ("genre" = ?) ORDER BY "title"
             """)

@@ -105,6 +105,25 @@ private let url = Column<String?>("url")
         #expect(try movies.fetchCount(db) == 0)
     }
 
+    @Test func updatesAndDeletesOnlyTheRowsAnOrderedLimitedOrJoinedQuerySelects() throws {
+        let db = try makeMovies(.memory)
+        try db.run((1...5).map { movies.insert(title <- "M\($0)", year <- 2000 + $0) })
+        let oldest = movies.order(year).limit(2)
+        #expect(oldest.delete().sqlLiteral.sql == """
+            DELETE FROM "movies" WHERE rowid IN (SELECT "movies".rowid FROM "movies" ORDER BY "year" LIMIT ?)
+            """)
+        #expect(try db.run(oldest.delete()) == 2)
+        #expect(try db.run(movies.order(year.desc).limit(1).update(likes <- 9)) == 1)
+        #expect(try Int.fetchAll(db, movies.select(likes).order(year)) == [0, 0, 9])
+        let favorites = SQLTable("favorites")
+        let movieID = Column<Int64>("movieID")
+        try db.run(favorites.create { t in t.column(movieID) })
+        try db.run(favorites.insert(movieID <- 3))
+        let favorite = movies.join(favorites, on: movies[id] == favorites[movieID])
+        #expect(try db.run(favorite.update(watched <- true)) == 1)
+        #expect(try Int64.fetchAll(db, movies.select(id).filter(watched)) == [3])
+    }
+
     @Test func returnsRowsFromWrites() throws {
         let db = try makeMovies(.memory)
         let inserted = try #require(try Row.fetchOne(db, movies.insert(title <- "Heat", year <- 1995).returning(id, likes)))

@@ -191,7 +191,16 @@ public struct SQLTable: SQLLiteralConvertible {
 
     private func compound(_ op: String, _ other: SQLTable) -> SQLTable {
         var copy = self
-        copy.compounds.append((op, other.coreLiteral))
+        if other.ordering.isEmpty && other.limitCount == nil && other.commonTableExpressions.isEmpty && other.compounds.isEmpty {
+            copy.compounds.append((op, other.coreLiteral))
+        } else {
+            // A member of a compound SELECT cannot have its own ORDER BY or
+            // LIMIT: keep them by making it a subquery.
+            var wrapped = SQLLiteral(sql: "SELECT * FROM (")
+            wrapped.append(other.sqlLiteral)
+            wrapped.append(sql: ")")
+            copy.compounds.append((op, wrapped))
+        }
         return copy
     }
 
@@ -277,8 +286,21 @@ public struct SQLTable: SQLLiteralConvertible {
         return literal
     }
 
-    /// The WHERE clause, for UPDATE and DELETE.
-    var whereClause: SQLLiteral? { predicate }
+    /// The WHERE clause for UPDATE and DELETE. A query with joins, grouping,
+    /// an order or a limit selects its rows by rowid through a subquery, so
+    /// `movies.order(year).limit(1).delete()` deletes one row, not all.
+    var whereClause: SQLLiteral? {
+        if joins.isEmpty && grouping.isEmpty && ordering.isEmpty && limitCount == nil {
+            return predicate
+        }
+        var rows = self
+        rows.selection = [SQLLiteral(sql: quoteIdentifier(qualifier) + ".rowid")]
+        rows.isDistinct = false
+        var literal = SQLLiteral(sql: "rowid IN (")
+        literal.append(rows.sqlLiteral)
+        literal.append(sql: ")")
+        return literal
+    }
 }
 
 /// Something a select list accepts: a typed expression (possibly aliased).
