@@ -21,6 +21,8 @@ public struct DatabaseDecodingError: Error, Sendable {
         public static let columnNotFound = Reason(text: "column not found")
         /// The requested index is outside the row.
         public static let indexOutOfRange = Reason(text: "index out of range")
+        /// The column holds text that is not valid JSON for the type.
+        public static let invalidJSON = Reason(text: "invalid JSON")
     }
 
     /// What went wrong.
@@ -35,6 +37,8 @@ public struct DatabaseDecodingError: Error, Sendable {
     public var value: DatabaseValue?
     /// The SQL of the statement that produced the row.
     public var sql: String?
+    /// More about the problem, such as the JSON decoder's message.
+    public var detail: String?
 
     init(
         reason: Reason, column: String?, columnIndex: Int?, type: Any.Type,
@@ -69,6 +73,8 @@ extension DatabaseDecodingError: CustomStringConvertible {
             text = "cannot read \(typeName): no column at index \(columnIndex ?? -1)"
         case .unexpectedNull:
             text = "cannot read NULL as non-optional \(typeName)"
+        case .invalidJSON:
+            text = "cannot read \(typeName) from invalid JSON"
         default:
             let storage = value?.storageClassName ?? "value"
             var detail = ""
@@ -83,8 +89,11 @@ extension DatabaseDecodingError: CustomStringConvertible {
             text += " in column \"\(column)\""
             if let columnIndex { text += " (index \(columnIndex))" }
         }
-        if let sql {
+        if let sql, !sql.isEmpty {
             text += " of: \(sql)"
+        }
+        if let detail {
+            text += " (\(detail))"
         }
         return text
     }

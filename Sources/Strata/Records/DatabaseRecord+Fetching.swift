@@ -1,0 +1,94 @@
+extension DatabaseRecord {
+    /// Every record of the table.
+    public static func fetchAll(_ db: Database) throws -> [Self] {
+        try fetchAll(db, table)
+    }
+
+    /// The records a typed query selects:
+    /// `Note.fetchAll(db, Note.table.filter(title.like("%x%")).order(title))`.
+    public static func fetchAll(_ db: Database, _ query: some SQLLiteralConvertible) throws -> [Self] {
+        let literal = query.sqlLiteral
+        return try fetchAll(db, sql: literal.sql, arguments: literal.statementArguments)
+    }
+
+    /// The records of raw SQL.
+    ///
+    /// - Throws: ``DatabaseDecodingError`` when a row does not fit the type.
+    public static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Self] {
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        let context = RecordDecodingContext(ignored: databaseIgnoredColumns)
+        var records: [Self] = []
+        while let row = try cursor.next() {
+            records.append(try decode(from: row, context: context))
+        }
+        return records
+    }
+
+    /// The first record a typed query selects; nil when none.
+    public static func fetchOne(_ db: Database, _ query: some SQLLiteralConvertible) throws -> Self? {
+        let literal = query.sqlLiteral
+        return try fetchOne(db, sql: literal.sql, arguments: literal.statementArguments)
+    }
+
+    /// The first record of raw SQL; nil when none.
+    public static func fetchOne(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> Self? {
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        guard let row = try cursor.next() else { return nil }
+        return try decode(from: row, context: RecordDecodingContext(ignored: databaseIgnoredColumns))
+    }
+
+    /// The record with a primary key value; nil when there is none.
+    ///
+    /// ```swift
+    /// let note = try Note.fetchOne(db, key: 42)
+    /// ```
+    public static func fetchOne(_ db: Database, key: some DatabaseValueConvertible) throws -> Self? {
+        let primaryKey = databasePrimaryKey
+        guard primaryKey.count == 1 else {
+            throw RecordError(
+                kind: .missingPrimaryKey, tableName: databaseTableName,
+                message: "fetchOne(key:) needs a single-column primary key; use fetchOne(_:keys:)")
+        }
+        return try fetchOne(db, keys: [primaryKey[0]: key])
+    }
+
+    /// The record with the given values of its key columns (or of any
+    /// unique columns); nil when there is none.
+    public static func fetchOne(_ db: Database, keys: [String: (any DatabaseValueConvertible)?]) throws -> Self? {
+        let columns = keys.keys.sorted()
+        let predicate = columns.map { quoteIdentifier($0) + " = ?" }.joined(separator: " AND ")
+        return try fetchOne(
+            db, sql: "SELECT * FROM \(quoteIdentifier(databaseTableName)) WHERE \(predicate)",
+            arguments: StatementArguments(columns.map { keys[$0] ?? nil }))
+    }
+
+    /// A cursor over records, decoded one at a time from the live statement.
+    public static func fetchCursor(_ db: Database, _ query: some SQLLiteralConvertible) throws -> RecordCursor<Self> {
+        let literal = query.sqlLiteral
+        return RecordCursor(
+            rows: try Row.fetchCursor(db, sql: literal.sql, arguments: literal.statementArguments),
+            context: RecordDecodingContext(ignored: databaseIgnoredColumns))
+    }
+
+    /// The number of rows in the table.
+    public static func fetchCount(_ db: Database) throws -> Int {
+        try table.fetchCount(db)
+    }
+}
+
+/// A cursor over records; see ``DatabaseRecord/fetchCursor(_:_:)``.
+public final class RecordCursor<Record: DatabaseRecord>: Cursor {
+    private let rows: RowCursor
+    private let context: RecordDecodingContext
+
+    init(rows: RowCursor, context: RecordDecodingContext) {
+        self.rows = rows
+        self.context = context
+    }
+
+    /// The next record, or nil at the end.
+    public func next() throws -> Record? {
+        guard let row = try rows.next() else { return nil }
+        return try Record.decode(from: row, context: context)
+    }
+}

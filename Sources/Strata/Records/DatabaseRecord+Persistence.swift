@@ -1,0 +1,221 @@
+extension Database {
+    /// Creates a record type's table from the type: its columns from the
+    /// coding keys, their declared types and NOT NULL from the property types,
+    /// the primary key, unique keys and foreign keys the type declares.
+    ///
+    /// ```swift
+    /// try db.create(table: Note.self, ifNotExists: true)
+    /// ```
+    ///
+    /// - Throws: ``RecordError`` when the columns cannot be derived;
+    ///   ``SQLiteError`` when SQLite refuses the table.
+    public func create<Record: DatabaseRecord>(table type: Record.Type, ifNotExists: Bool = false) throws {
+        try execute(sql: Record.createTableSQL(ifNotExists: ifNotExists))
+    }
+}
+
+extension DatabaseRecord {
+    /// The CREATE TABLE statement ``Database/create(table:ifNotExists:)`` runs.
+    public static func createTableSQL(ifNotExists: Bool = false) throws -> String {
+        let schema = try RecordSchema.of(Self.self)
+        let primaryKey = databasePrimaryKey
+        var items: [String] = []
+        for column in schema.columns {
+            var text = quoteIdentifier(column.name)
+            if !column.declaredType.isEmpty { text += " " + column.declaredType }
+            if primaryKey == [column.name] {
+                // A single INTEGER key is the rowid: SQLite assigns it when NULL.
+                text += column.declaredType == "INTEGER" ? " PRIMARY KEY" : " PRIMARY KEY NOT NULL"
+            } else if !column.isOptional {
+                text += " NOT NULL"
+            }
+            items.append(text)
+        }
+        if primaryKey.count > 1 {
+            items.append("PRIMARY KEY (" + primaryKey.map(quoteIdentifier).joined(separator: ", ") + ")")
+        }
+        for unique in databaseUniqueKeys {
+            items.append("UNIQUE (" + unique.map(quoteIdentifier).joined(separator: ", ") + ")")
+        }
+        for key in databaseForeignKeys {
+            var text = "FOREIGN KEY (" + key.columns.map(quoteIdentifier).joined(separator: ", ") + ") REFERENCES "
+                + quoteIdentifier(key.destinationTable)
+            if !key.destinationColumns.isEmpty {
+                text += " (" + key.destinationColumns.map(quoteIdentifier).joined(separator: ", ") + ")"
+            }
+            if let onDelete = key.onDelete { text += " ON DELETE " + onDelete.rawValue }
+            if let onUpdate = key.onUpdate { text += " ON UPDATE " + onUpdate.rawValue }
+            items.append(text)
+        }
+        return "CREATE TABLE " + (ifNotExists ? "IF NOT EXISTS " : "") + quoteIdentifier(databaseTableName)
+            + " (" + items.joined(separator: ", ") + ")"
+    }
+
+    // MARK: - Writing
+
+    /// Inserts the record. When its single integer primary key is nil, SQLite
+    /// assigns one and it is written back into the record.
+    ///
+    /// - Throws: ``SQLiteError`` (a constraint error when a row with the same
+    ///   key exists), or an encoding error.
+    public mutating func insert(_ db: Database) throws {
+        let encoded = try EncodedRecord(self)
+        try db.execute(sql: Self.insertSQL(encoded.columns, resolution: nil), arguments: StatementArguments(encoded.values))
+        try writeBackRowID(db, encoded)
+    }
+
+    /// The record as inserted, with its assigned key.
+    public func inserted(_ db: Database) throws -> Self {
+        var copy = self
+        try copy.insert(db)
+        return copy
+    }
+
+    /// Inserts many records in one savepoint (all or nothing), with one
+    /// prepared statement, and returns them with their assigned keys.
+    public static func insertAll(_ db: Database, _ records: [Self]) throws -> [Self] {
+        try db.savepoint {
+            try records.map { try $0.inserted(db) }
+        }
+    }
+
+    /// Updates every column of the record's row.
+    ///
+    /// - Throws: ``RecordError`` (`.notFound`) when no row has the record's
+    ///   key; ``SQLiteError`` for constraint errors.
+    public func update(_ db: Database) throws {
+        let encoded = try EncodedRecord(self)
+        try update(db, encoded: encoded, columns: encoded.columns.filter { !Self.databasePrimaryKey.contains($0) })
+    }
+
+    /// Updates only the columns whose values differ from `old`, the same
+    /// record as it was fetched; returns whether anything changed.
+    @discardableResult
+    public func updateChanges(_ db: Database, from old: Self) throws -> Bool {
+        let encoded = try EncodedRecord(self)
+        let previous = try EncodedRecord(old)
+        let changed = encoded.columns.indices.filter { index in
+            let column = encoded.columns[index]
+            guard !Self.databasePrimaryKey.contains(column) else { return false }
+            let oldValue = previous.value(of: column).flatMap { $0?.databaseValue } ?? .null
+            return (encoded.values[index]?.databaseValue ?? .null) != oldValue
+        }.map { encoded.columns[$0] }
+        guard !changed.isEmpty else { return false }
+        try update(db, encoded: encoded, columns: changed)
+        return true
+    }
+
+    private func update(_ db: Database, encoded: EncodedRecord, columns: [String]) throws {
+        let (keyClause, keyValues) = try Self.keyPredicate(encoded)
+        guard !columns.isEmpty else {
+            // Only key columns: nothing to set, but the row must exist.
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoteIdentifier(Self.databaseTableName)) WHERE \(keyClause))", arguments: StatementArguments(keyValues)) == true else {
+                throw Self.notFound(encoded)
+            }
+            return
+        }
+        let assignments = columns.map { quoteIdentifier($0) + " = ?" }.joined(separator: ", ")
+        let values = columns.map { column in encoded.value(of: column) ?? nil }
+        try db.execute(
+            sql: "UPDATE \(quoteIdentifier(Self.databaseTableName)) SET \(assignments) WHERE \(keyClause)",
+            arguments: StatementArguments(values + keyValues))
+        if db.changesCount == 0 {
+            throw Self.notFound(encoded)
+        }
+    }
+
+    /// Inserts the record when it has no key or no row has its key; updates
+    /// the row otherwise.
+    public mutating func save(_ db: Database) throws {
+        let encoded = try EncodedRecord(self)
+        let key = Self.databasePrimaryKey
+        let hasKey = !key.isEmpty && key.allSatisfy { (encoded.value(of: $0) ?? nil) != nil }
+        if hasKey {
+            do {
+                try update(db)
+                return
+            } catch let error as RecordError where error.kind == .notFound {}
+        }
+        try insert(db)
+    }
+
+    /// Inserts the record, or updates the row with the same primary key:
+    /// `INSERT … ON CONFLICT (key) DO UPDATE SET …`.
+    public mutating func upsert(_ db: Database) throws {
+        let encoded = try EncodedRecord(self)
+        let key = Self.databasePrimaryKey
+        guard !key.isEmpty else {
+            throw RecordError(kind: .missingPrimaryKey, tableName: Self.databaseTableName, message: "upsert needs a primary key")
+        }
+        let others = encoded.columns.filter { !key.contains($0) }
+        var sql = Self.insertSQL(encoded.columns, resolution: nil)
+        sql += " ON CONFLICT (" + key.map(quoteIdentifier).joined(separator: ", ") + ") DO "
+        sql += others.isEmpty ? "NOTHING" : "UPDATE SET " + others.map { quoteIdentifier($0) + " = excluded." + quoteIdentifier($0) }.joined(separator: ", ")
+        try db.execute(sql: sql, arguments: StatementArguments(encoded.values))
+        try writeBackRowID(db, encoded)
+    }
+
+    /// Deletes the record's row; returns whether there was one.
+    @discardableResult
+    public func delete(_ db: Database) throws -> Bool {
+        let (keyClause, keyValues) = try Self.keyPredicate(try EncodedRecord(self))
+        try db.execute(sql: "DELETE FROM \(quoteIdentifier(Self.databaseTableName)) WHERE \(keyClause)", arguments: StatementArguments(keyValues))
+        return db.changesCount > 0
+    }
+
+    /// Deletes every row of the table; returns how many.
+    @discardableResult
+    public static func deleteAll(_ db: Database) throws -> Int {
+        try db.execute(sql: "DELETE FROM \(quoteIdentifier(databaseTableName))")
+        return db.changesCount
+    }
+
+    /// Whether a row has the record's primary key.
+    public func exists(_ db: Database) throws -> Bool {
+        let (keyClause, keyValues) = try Self.keyPredicate(try EncodedRecord(self))
+        return try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM \(quoteIdentifier(Self.databaseTableName)) WHERE \(keyClause))",
+            arguments: StatementArguments(keyValues)) ?? false
+    }
+
+    // MARK: - Internals
+
+    static func insertSQL(_ columns: [String], resolution: SQLConflictResolution?) -> String {
+        "INSERT " + (resolution.map { "OR \($0.rawValue) " } ?? "") + "INTO " + quoteIdentifier(databaseTableName)
+            + " (" + columns.map(quoteIdentifier).joined(separator: ", ") + ") VALUES ("
+            + repeatElement("?", count: columns.count).joined(separator: ", ") + ")"
+    }
+
+    private mutating func writeBackRowID(_ db: Database, _ encoded: EncodedRecord) throws {
+        let key = Self.databasePrimaryKey
+        guard key.count == 1, let value = encoded.value(of: key[0]), value == nil else { return }
+        try didInsert(rowID: db.lastInsertedRowID, primaryKeyColumn: key[0])
+    }
+
+    /// `"a" = ? AND "b" = ?` and the key's values.
+    static func keyPredicate(_ encoded: EncodedRecord) throws -> (String, [(any DatabaseValueConvertible)?]) {
+        let key = databasePrimaryKey
+        guard !key.isEmpty else {
+            throw RecordError(
+                kind: .missingPrimaryKey, tableName: databaseTableName,
+                message: "\(Self.self) has no primary key; declare databasePrimaryKey")
+        }
+        var values: [(any DatabaseValueConvertible)?] = []
+        for column in key {
+            guard let value = encoded.value(of: column), let present = value else {
+                throw RecordError(
+                    kind: .missingPrimaryKey, tableName: databaseTableName,
+                    message: "the record has no value for its primary key column \"\(column)\"")
+            }
+            values.append(present)
+        }
+        return (key.map { quoteIdentifier($0) + " = ?" }.joined(separator: " AND "), values)
+    }
+
+    private static func notFound(_ encoded: EncodedRecord) -> RecordError {
+        let description = databasePrimaryKey.map { column in
+            "\(column) = \((encoded.value(of: column) ?? nil)?.databaseValue.description ?? "NULL")"
+        }.joined(separator: ", ")
+        return RecordError(kind: .notFound, tableName: databaseTableName, message: "no row with \(description)")
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+
+/// A `Codable` type stored as rows of a table.
+///
+/// Conform, and at most name the table and the primary key; the columns come
+/// from the coding keys, their types and NOT NULL from the property types:
+///
+/// ```swift
+/// struct Note: DatabaseRecord {
+///     var id: Int64?              // INTEGER PRIMARY KEY: nil until inserted
+///     var title: String           // TEXT NOT NULL
+///     var fontSize: Double        // REAL NOT NULL
+///     var images: [ImageDescriptor] = []   // nested Codable: JSON TEXT
+///     var isSelected = false      // not stored, see databaseIgnoredColumns
+///     static let databaseIgnoredColumns: Set<String> = ["isSelected"]
+/// }
+///
+/// try db.create(table: Note.self, ifNotExists: true)
+/// var note = Note(id: nil, title: "Groceries", fontSize: 14)
+/// try note.insert(db)                     // note.id is now set
+/// let notes = try Note.fetchAll(db, Note.table.order(Column<String>("title")))
+/// ```
+///
+/// Properties outside the coding keys are not stored. Date, Data, UUID, URL,
+/// Decimal and enums are stored as in the core (see
+/// ``DatabaseValueConvertible``); other nested `Codable` values and arrays
+/// are stored as JSON text.
+public protocol DatabaseRecord: Codable, Sendable {
+    /// The table's name. Default: the type's name with a lower-case first
+    /// letter (`Note` → `note`).
+    static var databaseTableName: String { get }
+
+    /// The primary key's columns. Default: `["id"]` when the type has an `id`
+    /// coding key; otherwise none, and rows are identified by their rowid.
+    static var databasePrimaryKey: [String] { get }
+
+    /// Coding keys that are not stored. Reading a record gives them their
+    /// type's empty value (nil, 0, "", false, []). Default: none.
+    static var databaseIgnoredColumns: Set<String> { get }
+
+    /// Columns (or groups of columns) whose values must be unique, declared
+    /// when the table is created from the type. Default: none.
+    static var databaseUniqueKeys: [[String]] { get }
+
+    /// Foreign keys declared when the table is created from the type.
+    /// Default: none.
+    static var databaseForeignKeys: [DatabaseForeignKey] { get }
+
+    /// Called after a successful insert with the new rowid, when the single
+    /// primary key column was NULL. The default writes the rowid into that
+    /// column's property (by decoding the record again); implement it to set
+    /// the property directly.
+    mutating func didInsert(rowID: Int64, primaryKeyColumn: String) throws
+}
+
+/// A foreign key of a record's table, for ``DatabaseRecord/databaseForeignKeys``.
+public struct DatabaseForeignKey: Sendable {
+    /// The columns of this table.
+    public var columns: [String]
+    /// The referenced table.
+    public var destinationTable: String
+    /// The referenced columns; the parent's primary key when empty.
+    public var destinationColumns: [String]
+    /// What deleting the referenced row does.
+    public var onDelete: SQLForeignKeyAction?
+    /// What changing the referenced key does.
+    public var onUpdate: SQLForeignKeyAction?
+
+    /// A foreign key to another record type's table.
+    public init<Parent: DatabaseRecord>(
+        _ columns: [String], references parent: Parent.Type, columns destinationColumns: [String]? = nil,
+        onDelete: SQLForeignKeyAction? = nil, onUpdate: SQLForeignKeyAction? = nil
+    ) {
+        self.columns = columns
+        self.destinationTable = Parent.databaseTableName
+        self.destinationColumns = destinationColumns ?? Parent.databasePrimaryKey
+        self.onDelete = onDelete
+        self.onUpdate = onUpdate
+    }
+}
+
+extension DatabaseRecord {
+    public static var databaseTableName: String {
+        let name = String(describing: Self.self)
+        guard let first = name.first else { return name }
+        return first.lowercased() + name.dropFirst()
+    }
+
+    public static var databasePrimaryKey: [String] {
+        (try? RecordSchema.of(Self.self).columns.contains { $0.name == "id" }) == true ? ["id"] : []
+    }
+
+    public static var databaseIgnoredColumns: Set<String> { [] }
+
+    public static var databaseUniqueKeys: [[String]] { [] }
+
+    public static var databaseForeignKeys: [DatabaseForeignKey] { [] }
+
+    /// The record's table, for the typed query API:
+    /// `Note.table.filter(Column<String>("title").like("%x%"))`.
+    public static var table: SQLTable { SQLTable(databaseTableName) }
+
+    public mutating func didInsert(rowID: Int64, primaryKeyColumn: String) throws {
+        let encoded = try EncodedRecord(self)
+        var values = encoded.values.map { $0?.databaseValue ?? .null }
+        guard let index = encoded.columns.firstIndex(of: primaryKeyColumn) else { return }
+        values[index] = .integer(rowID)
+        self = try Self.decode(from: Row(columnNames: encoded.columns, values: values))
+    }
+}
+
+/// A record operation that could not be done.
+public struct RecordError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong.
+    public enum Kind: Sendable, Equatable {
+        /// No row has the record's primary key (update).
+        case notFound
+        /// The record type has no primary key, or a value is missing from it.
+        case missingPrimaryKey
+        /// The type's schema cannot be derived from its `Codable` conformance.
+        case unsupportedType
+    }
+
+    /// What went wrong.
+    public var kind: Kind
+    /// The record's table.
+    public var tableName: String
+    /// A description of the problem.
+    public var message: String
+
+    /// The table and the problem: `notes: no row with id = 42`.
+    public var description: String { "\(tableName): \(message)" }
+}
