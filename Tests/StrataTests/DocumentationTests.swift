@@ -2,6 +2,48 @@ import Foundation
 import Strata
 import Testing
 
+// MARK: - README and Records article types
+
+struct Film: DatabaseRecord {
+    var id: Int64?          // INTEGER PRIMARY KEY, filled in on insert
+    var title: String       // TEXT NOT NULL
+    var year: Int?          // INTEGER, NULL allowed
+    var tags: [String] = [] // nested Codable: stored as JSON text
+}
+
+struct Recipe: DatabaseRecord, Equatable {
+    struct Step: Codable, Equatable {
+        var text: String
+        var minutes: Int
+    }
+
+    var id: Int64?
+    var name: String
+    var servings: Int
+    var steps: [Step]
+    var rating: Double?
+    var isExpanded = false
+
+    static let databaseTableName = "recipes"
+    static let databaseIgnoredColumns: Set<String> = ["isExpanded"]
+    static let databaseUniqueKeys = [["name"]]
+    static let name = Column<String>("name")
+}
+
+struct Cook: DatabaseRecord {
+    var id: Int64?
+    var name: String
+    static let recipes = hasMany(Dish.self, foreignKey: "cookID")
+}
+
+struct Dish: DatabaseRecord {
+    var id: Int64?
+    var cookID: Int64
+    var title: String
+    static let cook = belongsTo(Cook.self, foreignKey: "cookID")
+    static let databaseForeignKeys = [DatabaseForeignKey(["cookID"], references: Cook.self, onDelete: .cascade)]
+}
+
 /// The examples of the README and the DocC articles, compiled and run. Each
 /// document's Swift blocks must appear here line for line (in order; extra
 /// lines such as expectations may sit between them), so the documents cannot
@@ -110,6 +152,22 @@ import Testing
         #expect(titles == ["Alien", "Heat"])
     }
 
+    @Test func readmeRecords() throws {
+        let store = try DatabaseQueue()
+        let film = try store.write { db in
+            try db.create(table: Film.self)
+            var film = Film(id: nil, title: "Heat", year: 1995, tags: ["crime"])
+            try film.insert(db)     // film.id == 1
+            film.year = 1996
+            try film.update(db)
+            return film
+        }
+        let films = try store.read { db in
+            try Film.fetchAll(db, Film.table.order(Column<String>("title")))
+        }
+        #expect(film.id == 1 && films.map(\.year) == [1996] && films.map(\.tags) == [["crime"]])
+    }
+
     // MARK: - Typed queries (DocC)
 
     @Test func typedQueriesArticle() throws {
@@ -168,6 +226,54 @@ import Testing
             SELECT title FROM \(identifier: "books") WHERE rating >= \(minimum) ORDER BY title
             """)
         #expect(good.count == 2)
+    }
+
+    // MARK: - Records (DocC)
+
+    @Test func recordsArticle() throws {
+        let db = try Database()
+        try db.create(table: Recipe.self, ifNotExists: true)
+
+        var pancakes = Recipe(id: nil, name: "Pancakes", servings: 4,
+                              steps: [.init(text: "Mix", minutes: 5), .init(text: "Fry", minutes: 10)], rating: nil)
+        try pancakes.insert(db)          // pancakes.id is now set
+        pancakes.rating = 4.5
+        try pancakes.update(db)          // every column
+        let before = pancakes
+        pancakes.servings = 6
+        try pancakes.updateChanges(db, from: before)   // only `servings`
+        try pancakes.save(db)            // update, or insert when there is no such row
+        #expect(pancakes.id == 1)
+
+        let all = try Recipe.fetchAll(db)
+        let one = try Recipe.fetchOne(db, key: pancakes.id!)
+        let byName = try Recipe.fetchOne(db, keys: ["name": "Pancakes"])
+        let sorted = try Recipe.fetchAll(db, Recipe.table.filter(Recipe.name.like("P%")).order(Recipe.name).limit(20))
+        let count = try Recipe.fetchCount(db)
+        #expect(all == [pancakes] && one == pancakes && byName == pancakes && sorted == [pancakes] && count == 1)
+        #expect(one?.steps.map(\.minutes) == [5, 10] && one?.servings == 6 && one?.rating == 4.5)
+
+        try db.create(table: Cook.self)
+        try db.create(table: Dish.self)
+        let ann = try Cook(id: nil, name: "Ann").inserted(db)
+        _ = try Dish(id: nil, cookID: ann.id!, title: "Soup").inserted(db)
+        let cooks = try Cook.fetchAll(db)
+        let dishesPerCook = try Cook.recipes.fetchAll(db, for: cooks)   // one query
+        #expect(dishesPerCook.map { $0.map(\.title) } == [["Soup"]])
+        #expect(try Dish.cook.fetchAll(db, for: Dish.fetchAll(db)).map { $0?.name } == ["Ann"])
+    }
+
+    @Test func recordsArticleMigrations() throws {
+        var migrator = Migrator()
+        migrator.register("v1: recipes") { db in
+            try db.create(table: Recipe.self)
+        }
+        migrator.register("v2: seed") { db in
+            _ = try Recipe.insertAll(db, [Recipe(id: nil, name: "Toast", servings: 1, steps: [], rating: nil)])
+        }
+        let queue = try DatabaseQueue()
+        try migrator.migrate(queue)
+        #expect(try queue.read { db in try Recipe.fetchAll(db).map(\.name) } == ["Toast"])
     }
 
     // MARK: - Getting started (DocC)
@@ -232,7 +338,7 @@ import Testing
 
     // MARK: - The documents match this file
 
-    @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md", "Sources/Strata/Strata.docc/TypedQueries.md"])
+    @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md", "Sources/Strata/Strata.docc/TypedQueries.md", "Sources/Strata/Strata.docc/Records.md"])
     func everySwiftExampleAppearsInThisFile(_ document: String) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
