@@ -84,7 +84,7 @@ final class StatementCounter {
             let url = try #require(Bundle.module.url(forResource: "books-sample", withExtension: "json", subdirectory: "Resources"))
             let entries = try JSONDecoder().decode([CatalogEntry].self, from: Data(contentsOf: url))
             for entry in entries {
-                try Book(id: entry.id, title: entry.title, year: entry.year, rating: entry.rating).inserted(db)
+                _ = try Book(id: entry.id, title: entry.title, year: entry.year, rating: entry.rating).inserted(db)
                 for name in entry.authors {
                     let author = try Author.fetchOne(db, keys: ["name": name]) ?? Author(id: nil, name: name).inserted(db)
                     _ = try BookAuthor(bookID: entry.id, authorID: author.id!).inserted(db)

@@ -46,7 +46,7 @@ import Testing
         let db = try Database()
         try db.execute(sql: "CREATE TABLE t(a, b)")
         try db.execute(sql: "INSERT INTO t VALUES (?, ?); INSERT INTO t VALUES (?, 'x')", arguments: [1, 2, 3])
-        #expect(try Row.fetchAll(db, sql: "SELECT a, b FROM t ORDER BY a").map { try $0.databaseValues } == [
+        #expect(try Row.fetchAll(db, sql: "SELECT a, b FROM t ORDER BY a").map(\.databaseValues) == [
             [1, 2], [3, "x"],
         ])
         #expect(throws: SQLiteError.self) {

@@ -83,7 +83,7 @@ struct Dish: DatabaseRecord {
         try queue.read { db in
             let rows = try Row.fetchCursor(db, sql: "SELECT title, year FROM movies")
             while let row = try rows.next() {
-                print(try row["title"] as String, try row["year"] as Int?)
+                print(try row["title"] as String, try row["year"] as Int? ?? 0)
             }
         }
 

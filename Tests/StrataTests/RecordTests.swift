@@ -152,3 +152,39 @@ fileprivate struct Odd: DatabaseRecord {
         #expect(try cursor.next() == nil)
     }
 }
+
+/// A SwiftyDB-style model class.
+final class Dog: DatabaseRecord {
+    var id: Int64?
+    var name: String
+    var birthDate: Date?
+    var owner: String? = nil  // outside the coding keys: never stored
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, birthDate
+    }
+
+    init(name: String) {
+        self.name = name
+    }
+
+    static let databaseTableName = "dogs"
+}
+
+@Suite struct ClassRecordTests {
+    @Test func storesAFinalClass() throws {
+        let db = try Database()
+        try db.create(table: Dog.self)
+        #expect(try db.columns(in: "dogs").map(\.name) == ["id", "name", "birthDate"])
+        var rex = Dog(name: "Rex")
+        rex.owner = "Ann"
+        try rex.insert(db)
+        #expect(rex.id == 1)
+        rex.name = "Rex II"
+        try rex.update(db)
+        let fetched = try #require(try Dog.fetchOne(db, key: 1))
+        #expect(fetched.name == "Rex II")
+        #expect(fetched.owner == nil)
+        #expect(try fetched.delete(db))
+    }
+}

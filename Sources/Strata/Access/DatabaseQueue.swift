@@ -90,12 +90,14 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// - Throws: what `body` throws, or ``SQLiteError`` when the transaction
     ///   cannot begin or commit, or when called from inside another access of
     ///   this queue.
+    @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         try onQueue(method: "write") { db in try db.transaction(.immediate) { try body(db) } }
     }
 
     /// Runs `body` with the connection outside any transaction: each statement
     /// commits on its own, or `body` manages transactions itself.
+    @discardableResult
     public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         try onQueue(method: "writeWithoutTransaction", body)
     }
@@ -110,12 +112,14 @@ public final class DatabaseQueue: @unchecked Sendable {
 
     /// Runs `body` in an immediate transaction, on the queue's own thread.
     /// See the synchronous ``write(_:)``.
+    @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await asyncOnQueue { db in try db.transaction(.immediate) { try body(db) } }
     }
 
     /// Runs `body` outside any transaction, on the queue's own thread. See the
     /// synchronous ``writeWithoutTransaction(_:)``.
+    @discardableResult
     public func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await asyncOnQueue(body)
     }

@@ -20,6 +20,7 @@ extension Database {
     ///   when beginning or committing fails — a failed commit is rolled back.
     ///
     /// See <https://www.sqlite.org/lang_transaction.html>.
+    @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         if isInsideTransaction {
             return try savepoint(body)
@@ -56,6 +57,7 @@ extension Database {
     /// ```
     ///
     /// See <https://www.sqlite.org/lang_savepoint.html>.
+    @discardableResult
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
         savepointCounter += 1
         let name = "strata_savepoint_\(savepointCounter)"

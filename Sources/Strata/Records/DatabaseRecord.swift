@@ -25,7 +25,7 @@ import Foundation
 /// Decimal and enums are stored as in the core (see
 /// ``DatabaseValueConvertible``); other nested `Codable` values and arrays
 /// are stored as JSON text.
-public protocol DatabaseRecord: Codable, Sendable {
+public protocol DatabaseRecord: Codable {
     /// The table's name. Default: the type's name with a lower-case first
     /// letter (`Note` → `note`).
     static var databaseTableName: String { get }
