@@ -1,0 +1,388 @@
+import Foundation
+
+/// How an import treats the target table.
+public enum ImportMode: String, Sendable, CaseIterable {
+    /// Create the table from the data; fail if it exists.
+    case create
+    /// Append to the table, creating it from the data when it is missing.
+    case append
+    /// Drop the table if it exists, then create it from the data.
+    case replace
+}
+
+/// How far an import has gone.
+public struct ImportProgress: Sendable {
+    /// Rows inserted so far.
+    public var rowCount: Int
+    /// Bytes of the file read so far.
+    public var byteCount: Int
+    /// The file's size, when known.
+    public var totalByteCount: Int?
+}
+
+/// Options for ``Database/importFile(_:into:options:)``.
+public struct ImportOptions: Sendable {
+    /// The file's format; nil takes it from the file's extension.
+    public var format: DataFormat?
+    /// The CSV field delimiter (`,` by default; `;` is common too).
+    public var delimiter: Character?
+    /// Whether the first CSV/TSV line names the columns. Default true;
+    /// without a header, columns are `column1`, `column2`, …
+    public var hasHeader = true
+    /// Create, append to, or replace the table. Default `.append`, which
+    /// creates the table when it is missing.
+    public var mode = ImportMode.append
+    /// Declare every created column TEXT instead of inferring INTEGER, REAL
+    /// or TEXT from the data.
+    public var isAllText = false
+    /// Skip records that are malformed or rejected by the table, reporting
+    /// each, instead of stopping the import. Default false: the first bad
+    /// record stops the import and nothing is imported.
+    public var skipsBadRecords = false
+    /// Import in one transaction (a savepoint inside an open transaction), so
+    /// a failure leaves the database exactly as it was. Default true.
+    public var isTransactional = true
+    /// How many leading records decide the column types of a created table.
+    public var sampleSize = 1000
+    /// Called every ``progressInterval`` rows and at the end.
+    public var progress: (@Sendable (ImportProgress) -> Void)?
+    /// Rows between progress reports.
+    public var progressInterval = 10_000
+
+    /// The default options.
+    public init() {}
+}
+
+/// What an import did.
+public struct ImportResult: Sendable {
+    /// The table the rows went into.
+    public var tableName: String
+    /// Rows inserted.
+    public var rowCount: Int
+    /// Whether the table was created by the import.
+    public var createdTable: Bool
+    /// Records skipped with ``ImportOptions/skipsBadRecords``, with why.
+    public var skippedRecords: [ImportError]
+}
+
+extension Database {
+    /// Imports a CSV, TSV, JSON or NDJSON file into a table, streaming: the
+    /// file is read in chunks and memory stays flat whatever its size.
+    ///
+    /// ```swift
+    /// let result = try db.importFile(URL(fileURLWithPath: "ips.csv"), into: "ips")
+    /// print("\(result.rowCount) rows")
+    /// ```
+    ///
+    /// A missing table is created with columns named after the header (CSV,
+    /// TSV) or the keys (JSON) and typed INTEGER, REAL or TEXT from the first
+    /// ``ImportOptions/sampleSize`` records. An existing table receives the
+    /// columns of the same names. One prepared statement serves every row,
+    /// inside one transaction by default.
+    ///
+    /// - Parameters:
+    ///   - url: the file.
+    ///   - table: the table; by default the file's base name.
+    ///   - options: format, mode, error handling, progress.
+    /// - Returns: the table, the number of rows, and the skipped records.
+    /// - Throws: ``ImportError`` with the file, line and column of a
+    ///   malformed record (an unterminated quote, a wrong number of fields,
+    ///   invalid UTF-8, invalid JSON) or of a value the table rejects; the
+    ///   database is then left as it was.
+    @discardableResult
+    public func importFile(_ url: URL, into table: String? = nil, options: ImportOptions = ImportOptions()) throws -> ImportResult {
+        guard let format = options.format ?? DataFormat(fileExtension: url.pathExtension) else {
+            throw ImportError(file: url.path, line: 0, column: nil, message: "unknown file format \"\(url.pathExtension)\"; name it")
+        }
+        let tableName = table ?? url.deletingPathExtension().lastPathComponent
+        var delimiter: UInt8?
+        if let character = options.delimiter {
+            guard let ascii = character.asciiValue else {
+                throw ImportError(file: url.path, line: 0, column: nil, message: "the delimiter must be an ASCII character")
+            }
+            delimiter = ascii
+        }
+        let source: any ImportRecordSource
+        switch format {
+        case .csv, .tsv:
+            source = try DelimitedRecordSource(url: url, format: format, delimiter: delimiter, hasHeader: options.hasHeader)
+        case .json, .ndjson:
+            source = try JSONRecordSource(url: url, format: format)
+        }
+        var importer = Importer(db: self, source: source, file: url.path, tableName: tableName, options: options)
+        if options.isTransactional {
+            return try savepoint { try importer.run() }
+        }
+        return try importer.run()
+    }
+
+    /// Imports a CSV file into a table; see ``importFile(_:into:options:)``.
+    @discardableResult
+    public func importCSV(from url: URL, into table: String, options: ImportOptions = ImportOptions()) throws -> ImportResult {
+        var options = options
+        options.format = .csv
+        return try importFile(url, into: table, options: options)
+    }
+}
+
+/// One import: creates or maps the table, then inserts every record with one
+/// prepared statement.
+private struct Importer {
+    let db: Database
+    let source: any ImportRecordSource
+    let file: String
+    let tableName: String
+    let options: ImportOptions
+    var skipped: [ImportError] = []
+    var rowCount = 0
+    /// For each table column of the INSERT, the source column feeding it.
+    var sourceIndexes: [Int] = []
+    var insertColumns: [String] = []
+    var statement: OpaquePointer?
+    var keepAlive: Statement?
+
+    init(db: Database, source: any ImportRecordSource, file: String, tableName: String, options: ImportOptions) {
+        self.db = db
+        self.source = source
+        self.file = file
+        self.tableName = tableName
+        self.options = options
+    }
+
+    mutating func run() throws -> ImportResult {
+        let exists = try db.tableExists(tableName)
+        var createdTable = false
+        switch options.mode {
+        case .create where exists:
+            throw ImportError(file: file, line: 0, column: nil, message: "table \"\(tableName)\" exists; use the append or replace mode")
+        case .replace where exists:
+            try db.execute(sql: "DROP TABLE \(quoteIdentifier(tableName))")
+        default:
+            break
+        }
+
+        // Sample the leading records: they decide the columns and types of a
+        // new table.
+        var sample: [ImportRecord] = []
+        var record = ImportRecord()
+        let mustCreate = !exists || options.mode == .replace
+        while sample.count < (mustCreate ? max(options.sampleSize, 1) : 1) {
+            do {
+                guard try source.nextRecord(into: &record) else { break }
+            } catch let error as ImportError where options.skipsBadRecords && error.line > 0 {
+                skipped.append(error)
+                continue
+            }
+            sample.append(record)
+        }
+        var createdNames: [String]?
+        if mustCreate {
+            createdNames = try createTable(from: sample)
+            createdTable = true
+        }
+        try prepareInsert(createdNames: createdNames)
+        defer { keepAlive = nil }
+
+        for sampled in sample {
+            try insert(sampled)
+        }
+        while true {
+            do {
+                guard try source.nextRecord(into: &record) else { break }
+            } catch let error as ImportError where options.skipsBadRecords && error.line > 0 {
+                skipped.append(error)
+                continue
+            }
+            try insert(record)
+        }
+        options.progress?(ImportProgress(rowCount: rowCount, byteCount: source.bytesRead, totalByteCount: source.totalBytes))
+        return ImportResult(tableName: tableName, rowCount: rowCount, createdTable: createdTable, skippedRecords: skipped)
+    }
+
+    /// Creates the table; returns its column names, in the source's order.
+    private func createTable(from sample: [ImportRecord]) throws -> [String] {
+        guard !source.columnNames.isEmpty else {
+            throw ImportError(file: file, line: 0, column: nil, message: "the file has no columns")
+        }
+        var names: [String] = []
+        for name in source.columnNames {
+            var unique = name
+            var suffix = 2
+            while names.contains(where: { $0.lowercased() == unique.lowercased() }) {
+                unique = "\(name)_\(suffix)"
+                suffix += 1
+            }
+            names.append(unique)
+        }
+        let columns = names.enumerated().map { index, name in
+            quoteIdentifier(name) + " " + (options.isAllText ? "TEXT" : inferType(column: index, in: sample))
+        }
+        try db.execute(sql: "CREATE TABLE \(quoteIdentifier(tableName)) (\(columns.joined(separator: ", ")))")
+        return names
+    }
+
+    private func inferType(column: Int, in sample: [ImportRecord]) -> String {
+        var sawInteger = false
+        var sawReal = false
+        for record in sample where column < record.values.count {
+            switch record.values[column] {
+            case .null:
+                continue
+            case .integer:
+                sawInteger = true
+            case .real:
+                sawReal = true
+            case .text(let start, let end):
+                switch numberKind(record.bytes[start..<end]) {
+                case .integer: sawInteger = true
+                case .real: sawReal = true
+                case .none: return "TEXT"
+                }
+            }
+        }
+        if sawReal { return "REAL" }
+        if sawInteger { return "INTEGER" }
+        return "TEXT"
+    }
+
+    private enum NumberKind { case integer, real }
+
+    /// Whether text is a number written canonically: `-12`, `0`, `3.25`,
+    /// `1e-5`. `007`, `+1`, `1.` and ` 1` stay text, so no digits are lost.
+    private func numberKind(_ bytes: ArraySlice<UInt8>) -> NumberKind? {
+        var index = bytes.startIndex
+        let end = bytes.endIndex
+        func digits() -> Int {
+            let start = index
+            while index < end, bytes[index] >= 48, bytes[index] <= 57 { index += 1 }
+            return index - start
+        }
+        if index < end, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let integerStart = index
+        let integerDigits = digits()
+        guard integerDigits > 0 else { return nil }
+        if integerDigits > 1 && bytes[integerStart] == 48 { return nil }
+        var kind = NumberKind.integer
+        if index < end, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits() > 0 else { return nil }
+            kind = .real
+        }
+        if index < end, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < end, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits() > 0 else { return nil }
+            kind = .real
+        }
+        guard index == end else { return nil }
+        if kind == .integer && Int64(String(decoding: bytes, as: UTF8.self)) == nil { return .real }
+        return kind
+    }
+
+    private mutating func prepareInsert(createdNames: [String]?) throws {
+        let tableColumns = try db.columns(in: tableName).filter { !$0.isHidden }.map(\.name)
+        var byName: [String: String] = [:]
+        for column in tableColumns { byName[column.lowercased()] = byName[column.lowercased()] ?? column }
+        insertColumns = []
+        sourceIndexes = []
+        if let createdNames, source.isPositional {
+            // A table made from this file: its columns are the file's, in order.
+            insertColumns = createdNames
+            sourceIndexes = Array(createdNames.indices)
+        } else if source.isPositional {
+            for (index, name) in source.columnNames.enumerated() {
+                guard let column = byName[name.lowercased()] else {
+                    throw ImportError(file: file, line: 1, column: index + 1, columnName: name,
+                                      message: "the table \"\(tableName)\" has no column \"\(name)\"")
+                }
+                insertColumns.append(column)
+                sourceIndexes.append(index)
+            }
+        } else {
+            // JSON: every column of the table; keys are matched as they come.
+            insertColumns = tableColumns
+        }
+        let placeholders = repeatElement("?", count: insertColumns.count).joined(separator: ", ")
+        let sql = "INSERT INTO \(quoteIdentifier(tableName)) (\(insertColumns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(placeholders))"
+        let prepared = try db.makeStatement(sql: sql)
+        keepAlive = prepared
+        statement = prepared.sqliteStatement
+    }
+
+    /// For JSON sources: the source column feeding each insert column, looked
+    /// up again whenever new keys have appeared.
+    private mutating func refreshJSONMapping(for record: ImportRecord) throws {
+        let names = source.columnNames
+        var positions: [String: Int] = [:]
+        for (index, name) in names.enumerated() { positions[name.lowercased()] = index }
+        for name in names where !insertColumns.contains(where: { $0.lowercased() == name.lowercased() }) {
+            throw ImportError(file: file, line: record.line, column: nil, columnName: name,
+                              message: "the table \"\(tableName)\" has no column \"\(name)\"")
+        }
+        sourceIndexes = insertColumns.map { positions[$0.lowercased()] ?? -1 }
+        mappedKeyCount = names.count
+    }
+
+    private var mappedKeyCount = -1
+
+    private mutating func insert(_ record: ImportRecord) throws {
+        do {
+            try insertOrThrow(record)
+        } catch let error as ImportError where options.skipsBadRecords {
+            skipped.append(error)
+        }
+    }
+
+    private mutating func insertOrThrow(_ record: ImportRecord) throws {
+        if source.isPositional {
+            guard record.values.count == source.columnNames.count else {
+                throw ImportError(
+                    file: file, line: record.line, column: min(record.values.count, source.columnNames.count) + 1,
+                    message: "expected \(source.columnNames.count) fields, found \(record.values.count)")
+            }
+        } else if mappedKeyCount != source.columnNames.count {
+            try refreshJSONMapping(for: record)
+        }
+        guard let statement else { return }
+        sqlite3_reset(statement)
+        let code = record.bytes.withUnsafeBufferPointer { bytes -> Int32 in
+            for (parameter, sourceIndex) in sourceIndexes.enumerated() {
+                let value: ImportValue = sourceIndex >= 0 && sourceIndex < record.values.count ? record.values[sourceIndex] : .null
+                let index = Int32(parameter + 1)
+                let code: Int32
+                switch value {
+                case .null:
+                    code = sqlite3_bind_null(statement, index)
+                case .text(let start, let end):
+                    code = bytes.baseAddress!.advanced(by: start).withMemoryRebound(to: CChar.self, capacity: max(end - start, 1)) {
+                        sqlite3_bind_text(statement, index, $0, Int32(end - start), sqliteTransient)
+                    }
+                case .integer(let integer):
+                    code = options.isAllText ? bindNumberText(String(integer), statement, index) : sqlite3_bind_int64(statement, index, integer)
+                case .real(let real):
+                    code = options.isAllText ? bindNumberText(String(real), statement, index) : sqlite3_bind_double(statement, index, real)
+                }
+                if code != SQLITE_OK { return code }
+            }
+            return sqlite3_step(statement)
+        }
+        guard code == SQLITE_DONE else {
+            let error = SQLiteError.fromConnection(db.sqliteConnection, code: code, sql: nil)
+            sqlite3_reset(statement)
+            let columnName = insertColumns.first { column in error.message?.hasSuffix(".\(column)") == true }
+            let column = columnName.flatMap { name in insertColumns.firstIndex(of: name) }.map { sourceIndexes[$0] + 1 }
+            throw ImportError(
+                file: file, line: record.line, column: column, columnName: columnName,
+                message: "the table rejected the record: \(error.message ?? "SQLite error \(error.code.rawValue)")",
+                underlyingError: error)
+        }
+        rowCount += 1
+        if rowCount % max(options.progressInterval, 1) == 0 {
+            options.progress?(ImportProgress(rowCount: rowCount, byteCount: source.bytesRead, totalByteCount: source.totalBytes))
+        }
+    }
+}
+
+private func bindNumberText(_ text: String, _ statement: OpaquePointer, _ index: Int32) -> Int32 {
+    sqlite3_bind_text(statement, index, text, -1, sqliteTransient)
+}
