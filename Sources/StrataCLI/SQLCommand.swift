@@ -2,6 +2,13 @@ import ArgumentParser
 import Foundation
 import Strata
 
+/// The output formats of `strata sql` and `strata export`.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case table, csv, tsv, json, ndjson
+
+    var dataFormat: DataFormat? { DataFormat(rawValue: rawValue) }
+}
+
 /// `strata sql DB SQL`: runs statements and prints the rows of the last one.
 struct SQLCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,6 +23,9 @@ struct SQLCommand: AsyncParsableCommand {
     @Argument(help: "The SQL to run; several statements are separated by semicolons.")
     var sql: String
 
+    @Option(name: .long, help: "The output format: table, csv, tsv, json or ndjson.")
+    var format: OutputFormat = .table
+
     @Flag(name: .long, help: "Open the database read-only.")
     var readOnly = false
 
@@ -26,23 +36,32 @@ struct SQLCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var configuration = Configuration()
-        configuration.isReadOnly = readOnly
-        let location: DatabaseLocation = database == ":memory:" ? .inMemory : .path(database)
-        let queue = try DatabaseQueue(location: location, configuration: configuration)
-        let sql = self.sql
-        let (columns, rows) = try await queue.writeWithoutTransaction { db -> ([String], [[DatabaseValue]]) in
-            var columns: [String] = []
-            var rows: [[DatabaseValue]] = []
-            let statements = try db.allStatements(sql: sql)
-            while let statement = try statements.next() {
-                rows = try Row.fetchAll(statement).map(\.databaseValues)
-                columns = statement.columnNames
+        try await reportingErrors {
+            let queue = try openQueue(database, readOnly: readOnly)
+            let sql = self.sql
+            let format = self.format
+            try await queue.writeWithoutTransaction { db in
+                let statements = try db.allStatements(sql: sql)
+                while let statement = try statements.next() {
+                    guard try statements.isAtEnd else {
+                        try statement.execute()
+                        continue
+                    }
+                    // The last statement: print its rows.
+                    if let dataFormat = format.dataFormat {
+                        if statement.columnCount > 0 {
+                            try db.export(statement, to: FileHandle.standardOutput, options: ExportOptions(format: dataFormat))
+                        } else {
+                            try statement.execute()
+                        }
+                    } else {
+                        let rows = try Row.fetchAll(statement).map(\.databaseValues)
+                        if statement.columnCount > 0 {
+                            FileHandle.standardOutput.write(Data(TextTable(columns: statement.columnNames, rows: rows).rendered.utf8))
+                        }
+                    }
+                }
             }
-            return (columns, rows)
-        }
-        if !columns.isEmpty {
-            print(TextTable(columns: columns, rows: rows).rendered, terminator: "")
         }
     }
 }
@@ -73,7 +92,7 @@ struct TextTable {
         case .null: "NULL"
         case .integer(let integer): String(integer)
         case .real(let real): String(real)
-        case .text(let text): text
+        case .text(let text): text.replacingOccurrences(of: "\n", with: "\\n")
         case .blob: value.description
         }
     }

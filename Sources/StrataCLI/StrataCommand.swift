@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import Strata
 
 /// `strata`: Strata's command-line tool.
 @main
@@ -7,6 +9,35 @@ struct StrataCommand: AsyncParsableCommand {
         commandName: "strata",
         abstract: "Keep and query application data in SQLite.",
         version: "0.1.0",
-        subcommands: [DemoCommand.self, SQLCommand.self]
+        subcommands: [DemoCommand.self, SQLCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self]
     )
+}
+
+/// Runs a command's work; an error becomes one line on standard error and
+/// exit code 1 (bad usage stays ArgumentParser's exit code 64).
+func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        let message = String(describing: error)
+            .replacingOccurrences(of: "\r", with: " ")
+            .replacingOccurrences(of: "\n", with: " ")
+        FileHandle.standardError.write(Data("strata: \(message)\n".utf8))
+        throw ExitCode.failure
+    }
+}
+
+/// Whether standard error is a terminal, where progress lines belong.
+var standardErrorIsTerminal: Bool {
+    isatty(STDERR_FILENO) == 1
+}
+
+/// Opens a database file (or `:memory:`).
+func openQueue(_ path: String, readOnly: Bool = false, mustExist: Bool = false) throws -> DatabaseQueue {
+    var configuration = Configuration()
+    configuration.isReadOnly = readOnly
+    configuration.createsMissingFile = !mustExist
+    return try DatabaseQueue(location: path == ":memory:" ? .inMemory : .path(path), configuration: configuration)
 }

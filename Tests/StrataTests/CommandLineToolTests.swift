@@ -92,4 +92,101 @@ import Testing
         #expect(output.status == 1)
         #expect(output.standardError.contains("readonly"))
     }
+
+    // MARK: - Formats, import, export, schema
+
+    @Test func sqlPrintsEveryFormat() throws {
+        let sql = "SELECT 1 AS n, 2.5 AS r, 'a,\"b\"' AS t, NULL AS z, x'00ff' AS b"
+        let json = try run(["sql", ":memory:", sql, "--format", "json"])
+        #expect(json.status == 0, "\(json.standardError)")
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [[String: Any]])
+        #expect((parsed[0]["n"] as? NSNumber)?.intValue == 1)
+        #expect((parsed[0]["r"] as? NSNumber)?.doubleValue == 2.5)
+        #expect(parsed[0]["t"] as? String == "a,\"b\"")
+        #expect(parsed[0]["z"] is NSNull)
+        #expect(parsed[0]["b"] as? String == "AP8=")  // base64
+        #expect(try run(["sql", ":memory:", sql, "--format", "csv"]).standardOutput == "n,r,t,z,b\n1,2.5,\"a,\"\"b\"\"\",,AP8=\n")
+        #expect(try run(["sql", ":memory:", sql, "--format", "tsv"]).standardOutput == "n\tr\tt\tz\tb\n1\t2.5\ta,\"b\"\t\\N\tAP8=\n")
+        #expect(try run(["sql", ":memory:", sql, "--format", "ndjson"]).standardOutput == #"{"n":1,"r":2.5,"t":"a,\"b\"","z":null,"b":"AP8="}"# + "\n")
+        #expect(try run(["sql", ":memory:", "CREATE TABLE t(a); SELECT 1", "--format", "bogus"]).status == 64)
+    }
+
+    /// The csv-spectrum cases (Debian's node-csv-spectrum), imported with
+    /// --text and read back as JSON, equal the expected JSON.
+    @Test func importsEveryCSVSpectrumCase() throws {
+        let folder = URL(fileURLWithPath: "/usr/share/nodejs/csv-spectrum")
+        let csvs = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("csvs").path)
+            .filter { $0.hasSuffix(".csv") }.sorted()
+        #expect(csvs.count >= 11)
+        for name in csvs {
+            let base = String(name.dropLast(4))
+            let database = try makeTemporaryPath()
+            let imported = try run(["import", database, folder.appendingPathComponent("csvs/\(name)").path, "--text", "--table", "t"])
+            #expect(imported.status == 0, "\(name): \(imported.standardError)")
+            let output = try run(["sql", database, "SELECT * FROM t ORDER BY rowid", "--format", "json"])
+            #expect(output.status == 0, "\(name): \(output.standardError)")
+            let actual = try JSONSerialization.jsonObject(with: Data(output.standardOutput.utf8)) as? [[String: String]]
+            let expected = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("json/\(base).json"))) as? [[String: String]]
+            #expect(actual != nil && actual == expected, "\(name)")
+        }
+    }
+
+    @Test func importReportsABadRecordAndLeavesTheDatabaseUnchanged() throws {
+        let database = try makeTemporaryPath()
+        try Database(path: database).execute(sql: "CREATE TABLE people(name TEXT NOT NULL, age INT); INSERT INTO people VALUES ('existing', 1)")
+        let file = try makeFile("people.csv", "name,age\nann,30\n\"bob,40\n")
+        let output = try run(["import", database, file.path])
+        #expect(output.status == 1)
+        #expect(output.standardError == "strata: \(file.path):3:1: unterminated quoted field\n")
+        #expect(try String.fetchAll(Database(path: database), sql: "SELECT name FROM people") == ["existing"])
+
+        let rejected = try makeFile("people2.csv", "name,age\nann,30\n,40\ncid,50\n")
+        let skipped = try run(["import", database, rejected.path, "--table", "people", "--skip-bad-lines"])
+        #expect(skipped.status == 0, "\(skipped.standardError)")
+        #expect(skipped.standardOutput == "imported 2 rows into people, skipped 1\n")
+        #expect(skipped.standardError.contains("people2.csv:3:1: the table rejected the record: NOT NULL constraint failed: people.name"))
+        #expect(try String.fetchAll(Database(path: database), sql: "SELECT name FROM people") == ["existing", "ann", "cid"])
+    }
+
+    @Test func importsJSONAndExportsItBack() throws {
+        let database = try makeTemporaryPath()
+        let file = try makeFile("books.json", #"[{"id": 1, "title": "Emma", "rating": 4.5}, {"id": 2, "title": "Ran", "rating": null}]"#)
+        let imported = try run(["import", database, file.path, "--mode", "create"])
+        #expect(imported.standardOutput == "imported 2 rows into books\n")
+        let exported = try run(["export", database, "--table", "books", "--format", "ndjson"])
+        #expect(exported.standardOutput == #"{"id":1,"title":"Emma","rating":4.5}"# + "\n" + #"{"id":2,"title":"Ran","rating":null}"# + "\n")
+        let outputPath = try makeTemporaryPath("books.csv")
+        let toFile = try run(["export", database, "--sql", "SELECT title FROM books ORDER BY id", "--output", outputPath])
+        #expect(toFile.standardOutput == "exported 2 rows to \(outputPath)\n")
+        #expect(try String(contentsOfFile: outputPath, encoding: .utf8) == "title\nEmma\nRan\n")
+        #expect(try run(["export", database]).status == 64)
+        #expect(try run(["export", database, "--table", "nowhere"]).status == 1)
+        #expect(try run(["export", try makeTemporaryPath(), "--table", "t"]).status == 1)  // a missing database is not created
+    }
+
+    @Test func schemaListsTablesColumnsIndexesAndForeignKeys() throws {
+        let database = try makeTemporaryPath()
+        try Database(path: database).execute(sql: """
+            CREATE TABLE authors(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+            CREATE TABLE books(id INTEGER PRIMARY KEY, title TEXT NOT NULL DEFAULT 'untitled', authorID INTEGER REFERENCES authors(id) ON DELETE CASCADE);
+            CREATE INDEX books_by_title ON books(title);
+            """)
+        let output = try run(["schema", database])
+        #expect(output.status == 0)
+        #expect(output.standardOutput == """
+            TABLE authors
+              id INTEGER PRIMARY KEY
+              name TEXT NOT NULL
+              UNIQUE INDEX sqlite_autoindex_authors_1 (name)
+            TABLE books
+              id INTEGER PRIMARY KEY
+              title TEXT NOT NULL DEFAULT 'untitled'
+              authorID INTEGER
+              INDEX books_by_title (title)
+              FOREIGN KEY (authorID) REFERENCES authors (id) ON DELETE CASCADE
+
+            """)
+        #expect(try run(["schema", database, "books"]).standardOutput.hasPrefix("TABLE books\n"))
+        #expect(try run(["schema", database, "nowhere"]).status == 1)
+    }
 }

@@ -347,7 +347,7 @@ public final class Database {
                 error.sql = statement.sql
                 throw error
             }
-            if isFirst, try statements.isAtEnd() {
+            if isFirst, try statements.isAtEnd {
                 // A single statement: check the arguments before running it,
                 // and keep it for next time.
                 try consumer.checkAllUsed(sql: statement.sql)

@@ -47,8 +47,13 @@ public final class StatementCursor: Cursor {
     }
 
 
-    /// Whether no statement remains after the one last returned.
-    func isAtEnd() throws -> Bool {
+    /// Whether no statement remains after the one last returned: the next
+    /// call to ``next()`` would return nil (or fail to compile the rest).
+    public var isAtEnd: Bool {
+        get throws { try checkIsAtEnd() }
+    }
+
+    func checkIsAtEnd() throws -> Bool {
         let handle = try database.checkedConnection()
         return text.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress, offset < buffer.count - 1 else { return true }
