@@ -30,7 +30,7 @@ public enum DataFormat: String, CaseIterable, Sendable {
 /// Reads a file in chunks, so memory stays flat whatever its size.
 final class ChunkedFileReader {
     private let handle: FileHandle
-    private let chunkSize: Int
+    let chunkSize: Int
     private(set) var bytesRead = 0
     let totalBytes: Int?
 

@@ -138,6 +138,10 @@ private struct Importer {
     /// For each table column of the INSERT, the source column feeding it.
     var sourceIndexes: [Int] = []
     var insertColumns: [String] = []
+    /// Whether each insert column has INTEGER, REAL or NUMERIC affinity: a
+    /// canonical integer is then bound as an integer, sparing SQLite the
+    /// text conversion it would do anyway.
+    var isNumericColumn: [Bool] = []
     var statement: OpaquePointer?
     var keepAlive: Statement?
 
@@ -302,6 +306,12 @@ private struct Importer {
             // JSON: every column of the table; keys are matched as they come.
             insertColumns = tableColumns
         }
+        let declaredTypes = Dictionary(try db.columns(in: tableName).map { ($0.name.lowercased(), $0.declaredType.uppercased()) }, uniquingKeysWith: { first, _ in first })
+        isNumericColumn = insertColumns.map { column in
+            let type = declaredTypes[column.lowercased()] ?? ""
+            return !options.isAllText && (type.contains("INT") || type.contains("REAL") || type.contains("FLOA")
+                || type.contains("DOUB") || type.contains("NUM") || type.contains("DEC"))
+        }
         let placeholders = repeatElement("?", count: insertColumns.count).joined(separator: ", ")
         let sql = "INSERT INTO \(quoteIdentifier(tableName)) (\(insertColumns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(placeholders))"
         let prepared = try db.makeStatement(sql: sql)
@@ -354,8 +364,14 @@ private struct Importer {
                 case .null:
                     code = sqlite3_bind_null(statement, index)
                 case .text(let start, let end):
-                    code = bytes.baseAddress!.advanced(by: start).withMemoryRebound(to: CChar.self, capacity: max(end - start, 1)) {
-                        sqlite3_bind_text(statement, index, $0, Int32(end - start), sqliteTransient)
+                    let text = bytes.baseAddress! + start
+                    if isNumericColumn[parameter], let integer = canonicalInteger(text, count: end - start) {
+                        code = sqlite3_bind_int64(statement, index, integer)
+                    } else {
+                        // SQLITE_STATIC: the bytes stay put until the step below.
+                        code = text.withMemoryRebound(to: CChar.self, capacity: max(end - start, 1)) {
+                            sqlite3_bind_text(statement, index, $0, Int32(end - start), nil)
+                        }
                     }
                 case .integer(let integer):
                     code = options.isAllText ? bindNumberText(String(integer), statement, index) : sqlite3_bind_int64(statement, index, integer)
@@ -381,6 +397,29 @@ private struct Importer {
             options.progress?(ImportProgress(rowCount: rowCount, byteCount: source.bytesRead, totalByteCount: source.totalBytes))
         }
     }
+}
+
+/// The value of text that is an integer written canonically (`-12`, `0`,
+/// no leading zeros or signs, at most 18 digits); nil otherwise.
+private func canonicalInteger(_ text: UnsafePointer<UInt8>, count: Int) -> Int64? {
+    var index = 0
+    var negative = false
+    if count > 0 && text[0] == UInt8(ascii: "-") {
+        negative = true
+        index = 1
+    }
+    let digits = count - index
+    guard digits > 0 && digits <= 18 else { return nil }
+    if digits > 1 && text[index] == UInt8(ascii: "0") { return nil }
+    var value: Int64 = 0
+    while index < count {
+        let digit = text[index] &- 48
+        guard digit < 10 else { return nil }
+        value = value * 10 + Int64(digit)
+        index += 1
+    }
+    if negative && value == 0 { return nil }  // "-0" stays text-converted by SQLite
+    return negative ? -value : value
 }
 
 private func bindNumberText(_ text: String, _ statement: OpaquePointer, _ index: Int32) -> Int32 {

@@ -12,7 +12,10 @@ final class DelimitedRecordSource: ImportRecordSource {
     private let delimiter: UInt8
     /// CSV: double quotes delimit fields. TSV: no quoting, backslash escapes.
     private let isCSV: Bool
-    private var chunk: [UInt8] = []
+    /// The current chunk, in a buffer allocated once: reading it byte by
+    /// byte through a pointer keeps the parser's inner loop tight.
+    private let chunk: UnsafeMutableBufferPointer<UInt8>
+    private var chunkCount = 0
     private var position = 0
     private var line = 1
     private var skipLineFeed = false
@@ -25,6 +28,7 @@ final class DelimitedRecordSource: ImportRecordSource {
 
     init(url: URL, format: DataFormat, delimiter: UInt8?, hasHeader: Bool) throws {
         reader = try ChunkedFileReader(url: url)
+        chunk = .allocate(capacity: reader.chunkSize)
         file = url.path
         isCSV = format == .csv
         self.delimiter = delimiter ?? (format == .csv ? UInt8(ascii: ",") : UInt8(ascii: "\t"))
@@ -40,6 +44,10 @@ final class DelimitedRecordSource: ImportRecordSource {
                 pending = header
             }
         }
+    }
+
+    deinit {
+        chunk.deallocate()
     }
 
     /// The first record, read to count the columns of a headerless file.
@@ -63,101 +71,124 @@ final class DelimitedRecordSource: ImportRecordSource {
 
     private func loadChunk() throws -> Bool {
         guard let data = try reader.nextChunk() else { return false }
-        chunk = [UInt8](data)
+        chunkCount = data.copyBytes(to: chunk)
         position = 0
         if isAtFileStart {
             isAtFileStart = false
-            if chunk.count >= 3, chunk[0] == 0xEF, chunk[1] == 0xBB, chunk[2] == 0xBF { position = 3 }
+            if chunkCount >= 3, chunk[0] == 0xEF, chunk[1] == 0xBB, chunk[2] == 0xBF { position = 3 }
         }
         return true
     }
 
+    /// The state of the field being read.
+    private struct FieldState {
+        var start = 0
+        var isQuoted = false
+        var hasEscape = false
+    }
+
+    /// Ends the current field: unescapes (TSV), validates UTF-8, and appends
+    /// its value. A method with inout arguments rather than a closure, so the
+    /// compiler checks exclusive access statically, not per field.
+    private func endField(_ record: inout ImportRecord, _ field: inout FieldState) throws {
+        let end = record.bytes.count
+        if !isCSV && field.hasEscape {
+            if end - field.start == 2, record.bytes[field.start + 1] == UInt8(ascii: "N") {
+                record.bytes.removeSubrange(field.start..<end)
+                record.values.append(.null)
+                field = FieldState(start: field.start)
+                return
+            }
+            try unescape(&record, from: field.start)
+        }
+        let fieldEnd = record.bytes.count
+        let start = field.start
+        if let bad = record.bytes.withUnsafeBufferPointer({ firstInvalidUTF8(UnsafeBufferPointer(rebasing: $0[start..<fieldEnd])) }) {
+            throw ImportError(file: file, line: record.line, column: record.values.count + 1,
+                              message: "invalid UTF-8 (byte \(bad + 1) of the field)")
+        }
+        if isCSV && !field.isQuoted && fieldEnd == start {
+            record.values.append(.null)
+        } else {
+            record.values.append(.text(start: start, end: fieldEnd))
+        }
+        field = FieldState(start: fieldEnd)
+    }
+
     private func readRecord(into record: inout ImportRecord) throws -> Bool {
         var state = State.fieldStart
-        var fieldStart = 0
-        var fieldQuoted = false
-        var fieldHasEscape = false
+        var field = FieldState()
         var sawByte = false
         let quote = UInt8(ascii: "\"")
         let lineFeed = UInt8(ascii: "\n")
         let carriageReturn = UInt8(ascii: "\r")
         let backslash = UInt8(ascii: "\\")
+        let delimiter = self.delimiter
+        let isCSV = self.isCSV
+        let base = chunk.baseAddress!
+        // The cursor lives in locals while parsing, and is stored back on exit.
+        var position = self.position
+        var count = chunkCount
+        var line = self.line
+        defer {
+            self.position = position
+            self.line = line
+        }
         record.line = line
 
-        func endField(_ record: inout ImportRecord) throws {
-            let end = record.bytes.count
-            if !isCSV && fieldHasEscape {
-                if end - fieldStart == 2, record.bytes[fieldStart + 1] == UInt8(ascii: "N") {
-                    record.bytes.removeSubrange(fieldStart..<end)
-                    record.values.append(.null)
-                    fieldHasEscape = false
-                    return
-                }
-                try unescape(&record, from: fieldStart)
-            }
-            let fieldEnd = record.bytes.count
-            if let bad = record.bytes.withUnsafeBufferPointer({ firstInvalidUTF8(UnsafeBufferPointer(rebasing: $0[fieldStart..<fieldEnd])) }) {
-                throw ImportError(file: file, line: record.line, column: record.values.count + 1,
-                                  message: "invalid UTF-8 (byte \(bad + 1) of the field)")
-            }
-            if isCSV && !fieldQuoted && fieldEnd == fieldStart {
-                record.values.append(.null)
-            } else {
-                record.values.append(.text(start: fieldStart, end: fieldEnd))
-            }
-            fieldStart = fieldEnd
-            fieldQuoted = false
-            fieldHasEscape = false
-        }
-
         while true {
-            if position == chunk.count {
-                guard try loadChunk() else {
+            if position == count {
+                self.position = position
+                let loaded = try loadChunk()
+                position = self.position
+                count = chunkCount
+                guard loaded else {
                     // End of file.
                     if state == .quoted {
                         throw ImportError(file: file, line: record.line, column: record.values.count + 1,
                                           message: "unterminated quoted field")
                     }
                     if !sawByte { return false }
-                    try endField(&record)
+                    try endField(&record, &field)
                     return true
                 }
+                continue
             }
             if skipLineFeed {
                 skipLineFeed = false
-                if chunk[position] == lineFeed {
+                if base[position] == lineFeed {
                     position += 1
                     continue
                 }
             }
-            let byte = chunk[position]
+            let byte = base[position]
             position += 1
             sawByte = true
             switch state {
             case .fieldStart, .unquoted:
                 if byte == delimiter {
-                    try endField(&record)
+                    try endField(&record, &field)
                     state = .fieldStart
                 } else if byte == lineFeed || byte == carriageReturn {
                     line += 1
                     if byte == carriageReturn { skipLineFeed = true }
-                    try endField(&record)
+                    try endField(&record, &field)
                     return true
                 } else if byte == quote && isCSV && state == .fieldStart {
-                    fieldQuoted = true
+                    field.isQuoted = true
                     state = .quoted
                 } else {
-                    if byte == backslash && !isCSV { fieldHasEscape = true }
+                    if byte == backslash && !isCSV { field.hasEscape = true }
                     // Copy the run of ordinary bytes at once.
                     var end = position
-                    while end < chunk.count {
-                        let next = chunk[end]
+                    while end < count {
+                        let next = base[end]
                         if next == delimiter || next == lineFeed || next == carriageReturn || next == backslash { break }
                         end += 1
                     }
                     record.bytes.append(byte)
                     if end > position {
-                        record.bytes.append(contentsOf: chunk[position..<end])
+                        record.bytes.append(contentsOf: UnsafeBufferPointer(start: base + position, count: end - position))
                         position = end
                     }
                     state = .unquoted
@@ -174,12 +205,12 @@ final class DelimitedRecordSource: ImportRecordSource {
                     record.bytes.append(quote)
                     state = .quoted
                 } else if byte == delimiter {
-                    try endField(&record)
+                    try endField(&record, &field)
                     state = .fieldStart
                 } else if byte == lineFeed || byte == carriageReturn {
                     line += 1
                     if byte == carriageReturn { skipLineFeed = true }
-                    try endField(&record)
+                    try endField(&record, &field)
                     return true
                 } else {
                     throw ImportError(file: file, line: record.line, column: record.values.count + 1,
