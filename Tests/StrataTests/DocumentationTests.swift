@@ -276,6 +276,44 @@ struct Dish: DatabaseRecord {
         #expect(try queue.read { db in try Recipe.fetchAll(db).map(\.name) } == ["Toast"])
     }
 
+    // MARK: - Importing data (DocC)
+
+    @Test func importingDataArticle() throws {
+        func writeSampleFile(_ name: String, _ text: String) throws -> URL {
+            try makeFile(name, text)
+        }
+        let db = try Database()
+        let csv = try writeSampleFile("ips.csv", """
+            start,end,country
+            1.0.0.0,1.0.0.255,AU
+            1.0.1.0,1.0.3.255,CN
+            """)
+        let result = try db.importFile(csv)          // into a new table "ips"
+        print(result.rowCount)                         // 2
+        #expect(result.rowCount == 2 && result.tableName == "ips")
+
+        var options = ImportOptions()
+        options.mode = .replace            // or .create (fail if the table exists), .append (the default)
+        options.progress = { progress in
+            print("\(progress.rowCount) rows, \(progress.byteCount) bytes")
+        }
+        try db.importFile(csv, into: "ranges", options: options)
+
+        let messy = try writeSampleFile("messy.csv", "a,b\n1,2\n3\n4,5\n")
+        var lenient = ImportOptions()
+        lenient.skipsBadRecords = true
+        let imported = try db.importFile(messy, options: lenient)
+        for problem in imported.skippedRecords {
+            print(problem)   // …/messy.csv:3:2: expected 2 fields, found 1
+        }
+        #expect(imported.rowCount == 2 && imported.skippedRecords.map(\.description) == ["\(messy.path):3:2: expected 2 fields, found 1"])
+
+        let output = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("ranges.json")
+        try db.export(sql: "SELECT * FROM ranges WHERE country = ?", arguments: ["AU"],
+                      to: output, options: ExportOptions(format: .json))
+        #expect(try String(contentsOf: output, encoding: .utf8).contains("\"country\":\"AU\""))
+    }
+
     // MARK: - Getting started (DocC)
 
     @Test func gettingStarted() throws {
@@ -338,7 +376,7 @@ struct Dish: DatabaseRecord {
 
     // MARK: - The documents match this file
 
-    @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md", "Sources/Strata/Strata.docc/TypedQueries.md", "Sources/Strata/Strata.docc/Records.md"])
+    @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md", "Sources/Strata/Strata.docc/TypedQueries.md", "Sources/Strata/Strata.docc/Records.md", "Sources/Strata/Strata.docc/ImportingData.md"])
     func everySwiftExampleAppearsInThisFile(_ document: String) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
