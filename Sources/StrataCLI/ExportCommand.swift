@@ -37,12 +37,19 @@ struct ExportCommand: AsyncParsableCommand {
             let outputURL = output.map { URL(fileURLWithPath: $0) }
             let format = self.format ?? outputURL.flatMap { DataFormat(fileExtension: $0.pathExtension) } ?? .csv
             let sql = self.sql ?? "SELECT * FROM \(quoteIdentifier(table ?? ""))"
+            var options = ExportOptions(format: format)
+            if standardErrorIsTerminal {
+                options.progressInterval = 50_000
+                options.progress = { count in FileHandle.standardError.write(Data("\rexported \(count) rows".utf8)) }
+            }
+            let exportOptions = options
             let count = try await queue.read { db in
                 if let outputURL {
-                    return try db.export(sql: sql, to: outputURL, options: ExportOptions(format: format))
+                    return try db.export(sql: sql, to: outputURL, options: exportOptions)
                 }
-                return try db.export(sql: sql, to: FileHandle.standardOutput, options: ExportOptions(format: format))
+                return try db.export(sql: sql, to: FileHandle.standardOutput, options: exportOptions)
             }
+            if standardErrorIsTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
             if let outputURL {
                 print("exported \(count) rows to \(outputURL.path)")
             }

@@ -74,6 +74,17 @@ import Testing
         #expect(try String.fetchAll(db, sql: "SELECT typeof(code) || typeof(note) FROM copy ORDER BY id") == ["textnull", "texttext", "nulltext"])
     }
 
+    @Test func reportsProgress() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE n(x); WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 25) INSERT INTO n SELECT x FROM c")
+        let counts = CountLog()
+        var options = ExportOptions(format: .ndjson)
+        options.progressInterval = 10
+        options.progress = { counts.append($0) }
+        try db.export(table: "n", to: URL(fileURLWithPath: try makeTemporaryPath("n.ndjson")), options: options)
+        #expect(counts.values == [10, 20, 25])
+    }
+
     @Test func aFailedExportLeavesTheFileAsItWas() throws {
         let db = try makeSample()
         let url = URL(fileURLWithPath: try makeTemporaryPath("keep.csv"))
@@ -92,4 +103,13 @@ import Testing
         let folder = url.deletingLastPathComponent().path
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["keep.csv"])  // no leftover temporary file
     }
+}
+
+/// Numbers collected from a progress callback.
+final class CountLog: @unchecked Sendable {
+    // @unchecked: `items` is only touched under `lock`.
+    private let lock = NSLock()
+    private var items: [Int] = []
+    var values: [Int] { lock.withLock { items } }
+    func append(_ value: Int) { lock.withLock { items.append(value) } }
 }

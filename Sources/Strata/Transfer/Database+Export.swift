@@ -8,6 +8,11 @@ public struct ExportOptions: Sendable {
     public var includesHeader = true
     /// The CSV field delimiter (`,` by default).
     public var delimiter: Character?
+    /// Called with the number of rows written, every ``progressInterval``
+    /// rows and at the end.
+    public var progress: (@Sendable (Int) -> Void)?
+    /// Rows between progress reports.
+    public var progressInterval = 10_000
 
     /// Options for a format.
     public init(format: DataFormat) {
@@ -75,8 +80,10 @@ extension Database {
         while let row = try rows.next() {
             try writer.write(row.databaseValues)
             count += 1
+            if count % max(options.progressInterval, 1) == 0 { options.progress?(count) }
         }
         try writer.end()
+        options.progress?(count)
         return count
     }
 }
