@@ -1,12 +1,27 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// A seed workflow as a small executable under `Examples/`.
+func example(_ name: String) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: ["Strata", "ExampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+        path: "Examples/\(name)"
+    )
+}
+
 let package = Package(
     name: "Strata",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
+        .executable(name: "ipgeo", targets: ["ipgeo"]),
+        .executable(name: "activity", targets: ["activity"]),
+        .executable(name: "stock", targets: ["stock"]),
+        .executable(name: "notes", targets: ["notes"]),
+        .executable(name: "movies", targets: ["movies"]),
+        .executable(name: "books", targets: ["books"]),
     ],
     dependencies: [
         // Only the command-line tool uses it; the library depends on SQLite alone.
@@ -31,6 +46,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "ExampleSupport",
+            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/ExampleSupport"
+        ),
+        example("ipgeo"),
+        example("activity"),
+        example("stock"),
+        example("notes"),
+        example("movies"),
+        example("books"),
         .testTarget(
             name: "StrataTests",
             dependencies: ["Strata"],

@@ -2,24 +2,52 @@ import ArgumentParser
 import Foundation
 import Strata
 
-/// `strata demo`: a short tour of Strata on real data, in a temporary folder.
+/// `strata demo`: a walk through Strata's layers on real data, in a
+/// temporary folder.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Walk through Strata's core on a small real book catalog, in a temporary database."
+        abstract: "Walk through Strata's layers on the goodbooks-10k catalog, in a temporary database."
     )
+
+    @Option(name: .long, help: "The goodbooks-10k books.csv; by default the copy in Examples/Data.")
+    var data: String?
 
     @Flag(name: .long, help: "Keep the database file instead of deleting it.")
     var keep = false
 
+    /// The books.csv shipped in the repository.
+    static var shippedData: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Examples/Data/books.csv")
+    }
+
+    /// A reader's favorite book, stored as a Codable record.
+    struct Favorite: DatabaseRecord, Sendable {
+        var id: Int64?
+        var bookID: Int64
+        var reader: String
+        var note: String?
+        static let databaseTableName = "favorites"
+    }
+
     func run() async throws {
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strata-demo-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer {
-            if !keep { try? FileManager.default.removeItem(at: folder) }
+        try await reportingErrors {
+            let csv = data.map { URL(fileURLWithPath: $0) } ?? Self.shippedData
+            guard FileManager.default.fileExists(atPath: csv.path) else {
+                throw ValidationError("cannot find \(csv.path); pass --data with goodbooks-10k's books.csv")
+            }
+            let folder = FileManager.default.temporaryDirectory
+                .appendingPathComponent("strata-demo-\(UUID().uuidString)", isDirectory: true)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer {
+                if !keep { try? FileManager.default.removeItem(at: folder) }
+            }
+            try await walkThrough(csv: csv, path: folder.appendingPathComponent("books.sqlite").path)
         }
-        let path = folder.appendingPathComponent("books.sqlite").path
+    }
+
+    private func walkThrough(csv: URL, path: String) async throws {
         var configuration = Configuration()
         configuration.prepareDatabase = { db in
             try db.add(function: DatabaseFunction("initials", argumentCount: 1, isDeterministic: true) { arguments in
@@ -30,41 +58,51 @@ struct DemoCommand: AsyncParsableCommand {
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         print("Strata demo — SQLite \(Database.sqliteVersion), database \(keep ? path : "in a temporary folder")")
 
-        step(1, "Create a table and insert \(DemoBooks.all.count) books from goodbooks-10k, bound values, one transaction")
-        try await queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE books(
-                    id INTEGER PRIMARY KEY,
-                    title TEXT NOT NULL,
-                    authors TEXT NOT NULL,
-                    year INTEGER,
-                    rating REAL NOT NULL
-                )
-                """)
-            let insert = try db.makeStatement(sql: "INSERT INTO books(id, title, authors, year, rating) VALUES (?, ?, ?, ?, ?)")
-            for book in DemoBooks.all {
-                try insert.execute(arguments: [book.id, book.title, book.authors, book.year, book.rating])
-            }
-        }
-        print("   \(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM books") ?? 0 }) rows")
+        step(1, "Import goodbooks-10k's books.csv: streamed, typed from the data, one transaction")
+        let start = Date()
+        let imported = try await queue.writeWithoutTransaction { db in try db.importFile(csv, into: "books") }
+        print("   \(imported.rowCount) rows in \(String(format: "%.2f", Date().timeIntervalSince(start))) s; columns:",
+              try await queue.read { db in try db.columns(in: "books").prefix(4).map { "\($0.name) \($0.declaredType)" }.joined(separator: ", ") } + ", …")
 
-        step(2, "Query with named arguments: books since 2000, best rated first")
-        let recent = try await queue.read { db in
+        step(2, "Raw SQL with bound values: the best rated books published before 1900")
+        let classics = try await queue.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT title, year, rating FROM books WHERE year >= :since ORDER BY rating DESC, title LIMIT :limit
-                """, arguments: ["since": 2000, "limit": 3]).map(\.databaseValues)
+                SELECT title, original_publication_year AS year, average_rating AS rating FROM books
+                WHERE original_publication_year < ? ORDER BY average_rating DESC, title LIMIT ?
+                """, arguments: [1900, 3]).map(\.databaseValues)
         }
-        print(indented(TextTable(columns: ["title", "year", "rating"], rows: recent).rendered))
+        print(indented(TextTable(columns: ["title", "year", "rating"], rows: classics).rendered))
 
-        step(3, "A hostile title is stored as plain data, never spliced into SQL")
+        step(3, "A typed query: the authors with the most books in the catalog")
+        let books = SQLTable("books")
+        let authors = Column<String>("authors")
+        let bookCount = count().aliased("books")
+        let prolific = try await queue.read { db in
+            try books.select(authors, bookCount).group(authors).order(bookCount.desc, authors).limit(3).fetchAll(db)
+                .map { [DatabaseValue.text(try $0[authors]), DatabaseValue.integer(Int64(try $0[bookCount]))] }
+        }
+        print(indented(TextTable(columns: ["authors", "books"], rows: prolific).rendered))
+
+        step(4, "Codable records: a table derived from a struct, insert and fetch")
+        let favorites = try await queue.write { db -> [Favorite] in
+            try db.create(table: Favorite.self)
+            _ = try Favorite(id: nil, bookID: 1, reader: "ann", note: "reread every summer").inserted(db)
+            _ = try Favorite(id: nil, bookID: 5, reader: "ann", note: nil).inserted(db)
+            return try Favorite.fetchAll(db)
+        }
+        for favorite in favorites {
+            print("   #\(favorite.id ?? 0): book \(favorite.bookID) for \(favorite.reader)\(favorite.note.map { " — \($0)" } ?? "")")
+        }
+
+        step(5, "A hostile title is stored as plain data, never spliced into SQL")
         let hostile = "Robert'); DROP TABLE books;--"
         let stored = try await queue.write { db in
-            try db.execute(sql: "INSERT INTO books(title, authors, rating) VALUES (?, 'Bobby Tables', 1.0)", arguments: [hostile])
-            return try String.fetchOne(db, sql: "SELECT title FROM books WHERE id = ?", arguments: [db.lastInsertedRowID])
+            try db.execute(literal: "INSERT INTO books(book_id, title, authors, average_rating) VALUES (\(99_999), \(hostile), \("Bobby Tables"), \(1.0))")
+            return try String.fetchOne(db, sql: "SELECT title FROM books WHERE book_id = ?", arguments: [99_999])
         }
-        print("   stored \(stored.map { "\"\($0)\"" } ?? "nothing"); books table still has \(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM books") ?? 0 }) rows")
+        print("   stored \(stored.map { "\"\($0)\"" } ?? "nothing"); the books table still has \(try await rowCount(queue)) rows")
 
-        step(4, "A transaction that throws is rolled back")
+        step(6, "A transaction that throws is rolled back")
         struct ChangedMyMind: Error {}
         do {
             try await queue.write { db in
@@ -72,42 +110,41 @@ struct DemoCommand: AsyncParsableCommand {
                 throw ChangedMyMind()
             }
         } catch is ChangedMyMind {
-            print("   rolled back; \(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM books") ?? 0 }) rows remain")
+            print("   rolled back; \(try await rowCount(queue)) rows remain")
         }
 
-        step(5, "Reading NULL into a non-optional Int is an error, not a silent 0")
+        step(7, "Reading NULL into a non-optional Int is an error, not a silent 0")
         do {
             _ = try await queue.read { db in
-                try Int.fetchAll(db, sql: "SELECT year FROM books ORDER BY id")
+                try Int.fetchAll(db, sql: "SELECT original_publication_year FROM books ORDER BY book_id")
             }
         } catch let error as DatabaseDecodingError {
             print("   \(error)")
         }
-        let years = try await queue.read { db in try Int?.fetchAll(db, sql: "SELECT year FROM books ORDER BY id") }
-        print("   as Int? instead: \(years.filter { $0 == nil }.count) missing years out of \(years.count)")
+        let years = try await queue.read { db in try Double?.fetchAll(db, sql: "SELECT original_publication_year FROM books") }
+        print("   as Double? instead: \(years.filter { $0 == nil }.count) books without a year")
 
-        step(6, "Constraint errors carry SQLite's extended code and message")
+        step(8, "Constraint errors carry SQLite's extended code and message")
         do {
             try await queue.write { db in
-                try db.execute(sql: "INSERT INTO books(id, title, authors, rating) VALUES (1, 'Duplicate', 'Nobody', 3)")
+                try db.execute(sql: "CREATE UNIQUE INDEX books_by_id ON books(book_id)")
+                try db.execute(sql: "INSERT INTO books(book_id, title) VALUES (1, 'Duplicate')")
             }
-        } catch let error as SQLiteError where error.code == .constraintPrimaryKey {
+        } catch let error as SQLiteError where error.code == .constraintUnique {
             print("   \(error.message ?? "")")
         }
 
-        step(7, "A SQL function written in Swift")
+        step(9, "A SQL function written in Swift")
         let initials = try await queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT authors, initials(authors) FROM books WHERE year < 1950 ORDER BY year")
+            try Row.fetchAll(db, sql: "SELECT authors, initials(authors) FROM books WHERE book_id IN (5, 7, 10) ORDER BY book_id")
                 .map(\.databaseValues)
         }
         print(indented(TextTable(columns: ["authors", "initials(authors)"], rows: initials).rendered))
-
-        step(8, "Schema introspection")
-        let columns = try await queue.read { db in try db.columns(in: "books") }
-        for column in columns {
-            print("   \(column.name) \(column.declaredType)\(column.isNotNull ? " NOT NULL" : "")\(column.primaryKeyIndex > 0 ? " PRIMARY KEY" : "")")
-        }
         print("Done.")
+    }
+
+    private func rowCount(_ queue: DatabaseQueue) async throws -> Int {
+        try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM books") ?? 0 }
     }
 
     private func step(_ number: Int, _ title: String) {
@@ -117,33 +154,4 @@ struct DemoCommand: AsyncParsableCommand {
     private func indented(_ text: String) -> String {
         text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n")
     }
-}
-
-/// A few rows of goodbooks-10k (https://github.com/zygmuntz/goodbooks-10k),
-/// CC BY-SA 4.0: book_id, title, authors, original_publication_year,
-/// average_rating. Book 220 has no publication year in the data set.
-enum DemoBooks {
-    struct Book {
-        var id: Int
-        var title: String
-        var authors: String
-        var year: Int?
-        var rating: Double
-    }
-
-    static let all: [Book] = [
-        Book(id: 1, title: "The Hunger Games (The Hunger Games, #1)", authors: "Suzanne Collins", year: 2008, rating: 4.34),
-        Book(id: 2, title: "Harry Potter and the Sorcerer's Stone (Harry Potter, #1)", authors: "J.K. Rowling, Mary GrandPré", year: 1997, rating: 4.44),
-        Book(id: 3, title: "Twilight (Twilight, #1)", authors: "Stephenie Meyer", year: 2005, rating: 3.57),
-        Book(id: 4, title: "To Kill a Mockingbird", authors: "Harper Lee", year: 1960, rating: 4.25),
-        Book(id: 5, title: "The Great Gatsby", authors: "F. Scott Fitzgerald", year: 1925, rating: 3.89),
-        Book(id: 6, title: "The Fault in Our Stars", authors: "John Green", year: 2012, rating: 4.26),
-        Book(id: 7, title: "The Hobbit", authors: "J.R.R. Tolkien", year: 1937, rating: 4.25),
-        Book(id: 8, title: "The Catcher in the Rye", authors: "J.D. Salinger", year: 1951, rating: 3.79),
-        Book(id: 9, title: "Angels & Demons  (Robert Langdon, #1)", authors: "Dan Brown", year: 2000, rating: 3.85),
-        Book(id: 10, title: "Pride and Prejudice", authors: "Jane Austen", year: 1813, rating: 4.24),
-        Book(id: 11, title: "The Kite Runner", authors: "Khaled Hosseini", year: 2003, rating: 4.26),
-        Book(id: 12, title: "Divergent (Divergent, #1)", authors: "Veronica Roth", year: 2011, rating: 4.24),
-        Book(id: 220, title: "Twilight: The Complete Illustrated Movie Companion", authors: "Mark Cotta Vaz", year: nil, rating: 4.23),
-    ]
 }

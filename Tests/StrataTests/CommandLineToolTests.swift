@@ -12,9 +12,9 @@ import Testing
 
     /// The `strata` binary next to the test bundle, built by `swift build` /
     /// `swift test` with the rest of the package.
-    static func binaryURL() throws -> URL {
+    static func binaryURL(_ name: String = "strata") throws -> URL {
         let productsFolder = Bundle.module.bundleURL.deletingLastPathComponent()
-        let url = productsFolder.appendingPathComponent("strata")
+        let url = productsFolder.appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: url.path])
         }
@@ -22,34 +22,28 @@ import Testing
     }
 
     func run(_ arguments: [String]) throws -> Output {
-        let process = Process()
-        process.executableURL = try Self.binaryURL()
-        process.arguments = arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData, as: UTF8.self))
+        try runProduct("strata", arguments)
     }
 
-    @Test func demoWalksThroughTheCoreOnRealData() throws {
+    @Test func demoWalksThroughTheLayersOnRealData() throws {
         let output = try run(["demo"])
         #expect(output.status == 0, "\(output.standardError)")
-        #expect(output.standardOutput.contains("13 books from goodbooks-10k"))
-        #expect(output.standardOutput.contains("The Hunger Games (The Hunger Games, #1)  2008  4.34"))
-        #expect(output.standardOutput.contains("stored \"Robert'); DROP TABLE books;--\"; books table still has 14 rows"))
-        #expect(output.standardOutput.contains("rolled back; 14 rows remain"))
-        #expect(output.standardOutput.contains("cannot read NULL as non-optional Int in column \"year\""))
-        #expect(output.standardOutput.contains("UNIQUE constraint failed: books.id"))
-        #expect(output.standardOutput.contains("F. Scott Fitzgerald  FSF"))
-        #expect(output.standardOutput.hasSuffix("Done.\n"))
+        let text = output.standardOutput
+        #expect(text.contains("10000 rows in"))
+        #expect(text.contains("book_id INTEGER, goodreads_book_id INTEGER"))
+        #expect(text.contains("The Divan                                         1380.0  4.63"))
+        #expect(text.contains("Stephen King  60"))
+        #expect(text.contains("#1: book 1 for ann — reread every summer"))
+        #expect(text.contains("stored \"Robert'); DROP TABLE books;--\"; the books table still has 10001 rows"))
+        #expect(text.contains("rolled back; 10001 rows remain"))
+        #expect(text.contains("cannot read NULL as non-optional Int in column \"original_publication_year\""))
+        #expect(text.contains("UNIQUE constraint failed: books.book_id"))
+        #expect(text.contains("F. Scott Fitzgerald  FSF"))
+        #expect(text.hasSuffix("Done.\n"))
+        // A missing data file is a clear error.
+        let missing = try run(["demo", "--data", "/nonexistent/books.csv"])
+        #expect(missing.status == 1)
+        #expect(missing.standardError.contains("cannot find /nonexistent/books.csv"))
     }
 
     @Test func sqlRunsStatementsAndPrintsTheLastQuery() throws {
@@ -189,4 +183,28 @@ import Testing
         #expect(try run(["schema", database, "books"]).standardOutput.hasPrefix("TABLE books\n"))
         #expect(try run(["schema", database, "nowhere"]).status == 1)
     }
+}
+
+/// Runs a built executable of the package with arguments and, optionally,
+/// standard input.
+func runProduct(_ name: String, _ arguments: [String], input: String? = nil) throws -> CommandLineToolTests.Output {
+    let process = Process()
+    process.executableURL = try CommandLineToolTests.binaryURL(name)
+    process.arguments = arguments
+    let output = Pipe()
+    let error = Pipe()
+    let standardInput = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    process.standardInput = standardInput
+    try process.run()
+    if let input { standardInput.fileHandleForWriting.write(Data(input.utf8)) }
+    try standardInput.fileHandleForWriting.close()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = error.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandLineToolTests.Output(
+        status: process.terminationStatus,
+        standardOutput: String(decoding: outputData, as: UTF8.self),
+        standardError: String(decoding: errorData, as: UTF8.self))
 }
