@@ -55,7 +55,8 @@ extension Set {
 public final class RowCursor: Cursor {
     /// The statement being stepped.
     public let statement: Statement
-    private var isFinished = false
+    @usableFromInline
+    var isFinished = false
 
     init(statement: Statement, arguments: StatementArguments) throws {
         self.statement = statement
@@ -67,6 +68,7 @@ public final class RowCursor: Cursor {
     }
 
     /// The next row, or nil at the end.
+    @inlinable
     public func next() throws -> Row? {
         try statement.stepForCursor(&isFinished) ? Row(cursor: self) : nil
     }
@@ -109,6 +111,7 @@ extension Statement {
     /// Steps for a cursor: true when a row is ready; false at the end, once
     /// the statement is reset so it holds no lock. A failed step has already
     /// reset the statement; the cursor is finished either way.
+    @inlinable
     func stepForCursor(_ isFinished: inout Bool) throws -> Bool {
         guard !isFinished else { return false }
         do {

@@ -22,6 +22,7 @@ extension DatabaseValueConvertible where Self: FixedWidthInteger {
         }
     }
 
+    @inlinable
     public func bind(to sqliteStatement: OpaquePointer, at index: Int32) throws {
         guard let int64 = Int64(exactly: self) else {
             throw SQLiteError(
@@ -32,6 +33,7 @@ extension DatabaseValueConvertible where Self: FixedWidthInteger {
         try checkBind(sqlite3_bind_int64(sqliteStatement, index, int64), sqliteStatement)
     }
 
+    @inlinable
     public static func decode(from sqliteStatement: OpaquePointer, at index: Int32) -> Self? {
         switch sqlite3_column_type(sqliteStatement, index) {
         case SQLITE_INTEGER:

@@ -54,6 +54,7 @@ extension DatabaseValueConvertible {
 }
 
 /// Throws the error of a failed `sqlite3_bind_*` call.
+@usableFromInline
 func checkBind(_ code: Int32, _ statement: OpaquePointer) throws {
     guard code == SQLITE_OK else {
         throw SQLiteError.fromConnection(
@@ -62,6 +63,7 @@ func checkBind(_ code: Int32, _ statement: OpaquePointer) throws {
 }
 
 /// The SQL a statement was prepared with.
+@usableFromInline
 func sqlText(of statement: OpaquePointer) -> String? {
     sqlite3_sql(statement).map { String(cString: $0) }
 }

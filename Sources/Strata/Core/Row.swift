@@ -22,24 +22,28 @@
 /// keep it. Reading a live row after that throws ``SQLiteError`` (`.misuse`)
 /// rather than returning another row's data.
 public struct Row {
-    enum Storage {
-        /// A cursor's current row. Holding the cursor keeps its statement
-        /// from being reset while the row is in use.
-        case live(RowCursor, generation: UInt)
-        case copied(values: [DatabaseValue], columnNames: [String], sql: String)
-        /// A copy of a live row taken after its cursor moved on.
-        case stale(String)
-    }
+    /// The cursor of a live row; nil for a detached one. Holding the cursor
+    /// keeps its statement from being reset while the row is in use.
+    @usableFromInline
+    let cursor: RowCursor?
+    /// The values of a detached row (a copy, or a row made by hand).
+    @usableFromInline
+    let detached: DetachedRow?
+    /// The statement's step generation when a live row was made.
+    @usableFromInline
+    let generation: UInt
 
-    static func staleRowError(sql: String) -> SQLiteError {
-        SQLiteError.misuse(
-            "a row from a cursor was read after the cursor moved on; call copy() to keep a row", sql: sql)
-    }
-
-    let storage: Storage
-
+    @usableFromInline
     init(cursor: RowCursor) {
-        storage = .live(cursor, generation: cursor.statement.generation)
+        self.cursor = cursor
+        self.detached = nil
+        self.generation = cursor.statement.generation
+    }
+
+    init(detached: DetachedRow) {
+        self.cursor = nil
+        self.detached = detached
+        self.generation = 0
     }
 
     /// A detached row with the given columns and values.
@@ -47,44 +51,48 @@ public struct Row {
     /// - Precondition: as many names as values.
     public init(columnNames: [String], values: [DatabaseValue]) {
         precondition(columnNames.count == values.count, "a row needs as many column names as values")
-        storage = .copied(values: values, columnNames: columnNames, sql: "")
+        self.init(detached: DetachedRow(values: values, columnNames: columnNames, sql: ""))
+    }
+
+    static func copied(from statement: Statement) -> Row {
+        Row(detached: DetachedRow(values: statement.copyValues(), columnNames: statement.columnNames, sql: statement.sql))
+    }
+
+    @usableFromInline
+    static func staleRowError(sql: String) -> SQLiteError {
+        SQLiteError.misuse(
+            "a row from a cursor was read after the cursor moved on; call copy() to keep a row", sql: sql)
+    }
+
+    /// The live statement, or nil when the row is detached.
+    private var liveStatement: Statement? { cursor?.statement }
+
+    /// Whether a live row is still the cursor's current row.
+    private var isCurrent: Bool {
+        guard let statement = liveStatement else { return true }
+        return statement.generation == generation
     }
 
     /// The number of columns.
     public var count: Int {
-        switch storage {
-        case .live(let cursor, _): cursor.statement.columnCount
-        case .copied(let values, _, _): values.count
-        case .stale: 0
-        }
+        liveStatement?.columnCount ?? detached!.values.count
     }
 
     /// The column names, in order.
     public var columnNames: [String] {
-        switch storage {
-        case .live(let cursor, _): cursor.statement.columnNames
-        case .copied(_, let names, _): names
-        case .stale: []
-        }
+        liveStatement?.columnNames ?? detached!.columnNames
     }
 
     /// The SQL that produced the row ("" for a row made by hand).
     public var sql: String {
-        switch storage {
-        case .live(let cursor, _): cursor.statement.sql
-        case .copied(_, _, let sql): sql
-        case .stale(let sql): sql
-        }
+        liveStatement?.sql ?? detached!.sql
     }
 
     /// The 0-based index of the column named `name` (ASCII case-insensitive);
     /// nil when there is none.
     public func index(ofColumn name: String) -> Int? {
-        switch storage {
-        case .live(let cursor, _): cursor.statement.index(ofColumn: name)
-        case .copied(_, let names, _): columnIndex(named: name, in: names)
-        case .stale: nil
-        }
+        if let statement = liveStatement { return statement.index(ofColumn: name) }
+        return columnIndex(named: name, in: detached!.columnNames)
     }
 
     /// Whether the row has a column named `name` (ASCII case-insensitive).
@@ -94,24 +102,11 @@ public struct Row {
 
     /// A copy that stays valid after the cursor it came from moves on.
     public func copy() -> Row {
-        switch storage {
-        case .live(let cursor, let generation):
-            let statement = cursor.statement
-            guard statement.generation == generation else { return Row(storage: .stale(statement.sql)) }
-            return Row(storage: .copied(
-                values: statement.copyValues(), columnNames: statement.columnNames, sql: statement.sql))
-        case .copied, .stale:
-            return self
+        guard let statement = liveStatement else { return self }
+        guard isCurrent else {
+            return Row(detached: DetachedRow(values: [], columnNames: [], sql: statement.sql, isStale: true))
         }
-    }
-
-    private init(storage: Storage) {
-        self.storage = storage
-    }
-
-    static func copied(from statement: Statement) -> Row {
-        Row(storage: .copied(
-            values: statement.copyValues(), columnNames: statement.columnNames, sql: statement.sql))
+        return Row.copied(from: statement)
     }
 
     // MARK: - Typed access
@@ -120,46 +115,64 @@ public struct Row {
     ///
     /// - Throws: ``DatabaseDecodingError`` when the index is out of range or
     ///   the value does not fit `T`.
+    @inlinable
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
-        switch storage {
-        case .live(let cursor, let generation):
+        if let cursor {
             let statement = cursor.statement
             guard statement.generation == generation else { throw Self.staleRowError(sql: statement.sql) }
             return try statement.decodeColumn(T.self, at: index)
-        case .stale(let sql):
-            throw Self.staleRowError(sql: sql)
-        case .copied(let values, let names, let sql):
-            guard index >= 0 && index < values.count else {
-                throw DatabaseDecodingError(
-                    reason: .indexOutOfRange, column: nil, columnIndex: index, type: T.self, sql: sql)
-            }
-            if let value = T.fromDatabaseValue(values[index]) {
-                return value
-            }
-            throw DatabaseDecodingError.mismatch(
-                values[index], type: T.self, column: names[index], columnIndex: index, sql: sql)
         }
+        return try decodeDetached(T.self, at: index)
+    }
+
+    @usableFromInline
+    func decodeDetached<T: DatabaseValueConvertible>(_ type: T.Type, at index: Int) throws -> T {
+        let row = detached!
+        if row.isStale { throw Self.staleRowError(sql: row.sql) }
+        guard index >= 0 && index < row.values.count else {
+            throw DatabaseDecodingError(
+                reason: .indexOutOfRange, column: nil, columnIndex: index, type: T.self, sql: row.sql)
+        }
+        if let value = T.fromDatabaseValue(row.values[index]) {
+            return value
+        }
+        throw DatabaseDecodingError.mismatch(
+            row.values[index], type: T.self, column: row.columnNames[index], columnIndex: index, sql: row.sql)
     }
 
     /// The value of the column named `name` (ASCII case-insensitive) as `T`.
     ///
     /// - Throws: ``DatabaseDecodingError`` when there is no such column or the
     ///   value does not fit `T`.
+    @inlinable
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, forColumn name: String) throws -> T {
-        if case .stale(let sql) = storage { throw Self.staleRowError(sql: sql) }
-        guard let index = index(ofColumn: name) else {
-            throw DatabaseDecodingError(
-                reason: .columnNotFound, column: name, columnIndex: nil, type: T.self, sql: sql)
+        guard let index = columnIndexForDecoding(name) else {
+            throw missingColumn(name, type: T.self)
         }
         return try decode(T.self, at: index)
     }
 
+    /// The index of a column for a typed read; a stale row reports itself.
+    @usableFromInline
+    func columnIndexForDecoding(_ name: String) -> Int? {
+        if let statement = liveStatement { return statement.index(ofColumn: name) }
+        if detached!.isStale { return -1 }
+        return columnIndex(named: name, in: detached!.columnNames)
+    }
+
+    @usableFromInline
+    func missingColumn(_ name: String, type: Any.Type) -> DatabaseDecodingError {
+        DatabaseDecodingError(reason: .columnNotFound, column: name, columnIndex: nil, type: type, sql: sql)
+    }
+
     /// The value at `index` (0-based) as `T`: `let id: Int = try row[0]`.
+    @inlinable
     public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
         get throws { try decode(T.self, at: index) }
     }
 
     /// The value of the column named `name` as `T`: `let title: String = try row["title"]`.
+    @inlinable
     public subscript<T: DatabaseValueConvertible>(_ name: String) -> T {
         get throws { try decode(T.self, forColumn: name) }
     }
@@ -183,12 +196,27 @@ public struct Row {
     /// All stored values, in column order; empty for a cursor's row read after
     /// the cursor moved on.
     public var databaseValues: [DatabaseValue] {
-        switch storage {
-        case .live(let cursor, let generation):
-            cursor.statement.generation == generation ? cursor.statement.copyValues() : []
-        case .copied(let values, _, _): values
-        case .stale: []
+        if let statement = liveStatement {
+            return isCurrent ? statement.copyValues() : []
         }
+        return detached!.values
+    }
+}
+
+/// The values of a row that no longer reads a statement.
+@usableFromInline
+final class DetachedRow {
+    let values: [DatabaseValue]
+    let columnNames: [String]
+    let sql: String
+    /// A copy of a cursor's row taken after the cursor moved on.
+    let isStale: Bool
+
+    init(values: [DatabaseValue], columnNames: [String], sql: String, isStale: Bool = false) {
+        self.values = values
+        self.columnNames = columnNames
+        self.sql = sql
+        self.isStale = isStale
     }
 }
 

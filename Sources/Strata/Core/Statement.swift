@@ -45,8 +45,18 @@ public final class Statement {
     let connectionState: ConnectionState
 
     /// Changes whenever the statement steps or resets, so a row read from a
-    /// cursor can tell it is no longer the current row.
-    private(set) var generation: UInt = 0
+    /// cursor can tell it is no longer the current row. Kept behind a
+    /// pointer: reading a class's `var` on every column read would cost a
+    /// dynamic exclusivity check.
+    @usableFromInline
+    let generationStorage: UnsafeMutablePointer<UInt>
+
+    /// Where the next name lookup is expected to land: rows are usually read
+    /// column after column, so the name at this index is tried first.
+    private let lookupHint: UnsafeMutablePointer<Int>
+
+    @inlinable
+    var generation: UInt { generationStorage.pointee }
 
     init(sqliteStatement: OpaquePointer, sql: String?, connectionState: ConnectionState) {
         self.sqliteStatement = sqliteStatement
@@ -54,18 +64,25 @@ public final class Statement {
         self.sql = sql ?? sqlText(of: sqliteStatement)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         self.columnCount = Int(sqlite3_column_count(sqliteStatement))
         self.parameterCount = Int(sqlite3_bind_parameter_count(sqliteStatement))
+        self.columnNames = (0..<columnCount).map { index in
+            sqlite3_column_name(sqliteStatement, Int32(index)).map { String(cString: $0) } ?? ""
+        }
+        generationStorage = .allocate(capacity: 1)
+        generationStorage.initialize(to: 0)
+        lookupHint = .allocate(capacity: 1)
+        lookupHint.initialize(to: 0)
     }
 
     deinit {
+        generationStorage.deallocate()
+        lookupHint.deallocate()
         // Valid even after the connection was closed with sqlite3_close_v2:
         // the connection lingers until its last statement is finalized.
         sqlite3_finalize(sqliteStatement)
     }
 
     /// The names of the result columns, as SQLite reports them.
-    public private(set) lazy var columnNames: [String] = (0..<columnCount).map { index in
-        sqlite3_column_name(sqliteStatement, Int32(index)).map { String(cString: $0) } ?? ""
-    }
+    public let columnNames: [String]
 
     /// Whether the statement leaves the database unchanged
     /// (`sqlite3_stmt_readonly`).
@@ -87,7 +104,17 @@ public final class Statement {
     /// The 0-based index of the column named `name`, compared without regard to
     /// ASCII case as SQLite does; nil when there is none. The first match wins.
     public func index(ofColumn name: String) -> Int? {
-        columnIndex(named: name, in: columnNames)
+        let hint = lookupHint.pointee
+        let found: Int
+        if hint < columnCount && columnNames[hint] == name {
+            found = hint
+        } else if let index = columnIndex(named: name, in: columnNames) {
+            found = index
+        } else {
+            return nil
+        }
+        lookupHint.pointee = found + 1 == columnCount ? 0 : found + 1
+        return found
     }
 
     // MARK: - Running
@@ -123,14 +150,21 @@ public final class Statement {
     }
 
     /// Steps once: true when a row is available.
+    @inlinable
     func step() throws -> Bool {
-        generation &+= 1
+        generationStorage.pointee &+= 1
         let code = sqlite3_step(sqliteStatement)
         if code == SQLITE_ROW { return true }
         if code == SQLITE_DONE { return false }
+        throw stepFailure(code)
+    }
+
+    /// The error of a failed step; the statement is reset.
+    @usableFromInline
+    func stepFailure(_ code: Int32) -> SQLiteError {
         let error = makeError(code)
         resetQuietly()
-        throw error
+        return error
     }
 
     /// Resets the statement so it can run again (its bindings stay).
@@ -142,8 +176,9 @@ public final class Statement {
     }
 
     /// Resets without reporting the last step's error again.
+    @usableFromInline
     func resetQuietly() {
-        generation &+= 1
+        generationStorage.pointee &+= 1
         sqlite3_reset(sqliteStatement)
     }
 
@@ -163,16 +198,23 @@ public final class Statement {
 
     /// Reads column `index` of the current row as `T`, or throws a decoding
     /// error naming the column, the type and the SQL.
+    @inlinable
     func decodeColumn<T: DatabaseValueConvertible>(_ type: T.Type, at index: Int) throws -> T {
-        guard index >= 0 && index < columnCount else {
-            throw DatabaseDecodingError(
-                reason: .indexOutOfRange, column: nil, columnIndex: index, type: T.self, sql: sql)
-        }
-        if let value = T.decode(from: sqliteStatement, at: Int32(index)) {
+        if index >= 0 && index < columnCount, let value = T.decode(from: sqliteStatement, at: Int32(index)) {
             return value
         }
-        throw DatabaseDecodingError.mismatch(
-            DatabaseValue.read(from: sqliteStatement, at: Int32(index)), type: T.self,
+        throw decodingFailure(T.self, at: index)
+    }
+
+    /// Why column `index` could not be read as `type`.
+    @usableFromInline
+    func decodingFailure(_ type: Any.Type, at index: Int) -> DatabaseDecodingError {
+        guard index >= 0 && index < columnCount else {
+            return DatabaseDecodingError(
+                reason: .indexOutOfRange, column: nil, columnIndex: index, type: type, sql: sql)
+        }
+        return DatabaseDecodingError.mismatch(
+            DatabaseValue.read(from: sqliteStatement, at: Int32(index)), type: type,
             column: columnNames[index], columnIndex: index, sql: sql)
     }
 
