@@ -35,11 +35,15 @@ extension DatabaseValueConvertible where Self: FixedWidthInteger {
 
     @inlinable
     public static func decode(from sqliteStatement: OpaquePointer, at index: Int32) -> Self? {
-        switch sqlite3_column_type(sqliteStatement, index) {
+        // One sqlite3_column_value call, then cheap reads of the value:
+        // sqlite3_column_type + sqlite3_column_int64 would look the column
+        // up twice.
+        guard let value = sqlite3_column_value(sqliteStatement, index) else { return nil }
+        switch sqlite3_value_type(value) {
         case SQLITE_INTEGER:
-            return Self(exactly: sqlite3_column_int64(sqliteStatement, index))
+            return Self(exactly: sqlite3_value_int64(value))
         case SQLITE_FLOAT:
-            return Self(exactly: sqlite3_column_double(sqliteStatement, index))
+            return Self(exactly: sqlite3_value_double(value))
         default:
             return nil
         }
@@ -91,14 +95,17 @@ extension Double: DatabaseValueConvertible {
         }
     }
 
+    @inlinable
     public func bind(to sqliteStatement: OpaquePointer, at index: Int32) throws {
         try checkBind(sqlite3_bind_double(sqliteStatement, index, self), sqliteStatement)
     }
 
+    @inlinable
     public static func decode(from sqliteStatement: OpaquePointer, at index: Int32) -> Double? {
-        switch sqlite3_column_type(sqliteStatement, index) {
-        case SQLITE_INTEGER, SQLITE_FLOAT: sqlite3_column_double(sqliteStatement, index)
-        default: nil
+        guard let value = sqlite3_column_value(sqliteStatement, index) else { return nil }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER, SQLITE_FLOAT: return sqlite3_value_double(value)
+        default: return nil
         }
     }
 }
