@@ -28,6 +28,12 @@ public final class Database {
 
     let state: ConnectionState
     var statementCache: [String: Statement] = [:]
+    /// Records' INSERT statements by record type and columns, so inserting
+    /// many records neither rebuilds nor rehashes the SQL each time.
+    var recordInsertStatements: [ObjectIdentifier: (columns: [String], statement: Statement)] = [:]
+    /// Typed-query INSERTs of plain values, by table and columns, for the
+    /// same reason.
+    var plainInsertStatements: [String: (columns: [String], statement: Statement)] = [:]
     var savepointCounter = 0
 
     /// A handle that can interrupt this connection's running statement from
@@ -176,6 +182,8 @@ public final class Database {
     public func close() throws {
         guard let handle = state.sqliteConnection else { return }
         statementCache.removeAll()
+        recordInsertStatements.removeAll()
+        plainInsertStatements.removeAll()
         interruptHandle.invalidate()
         sqlite3_update_hook(handle, nil, nil)
         sqlite3_commit_hook(handle, nil, nil)

@@ -64,6 +64,14 @@ public final class Statement {
         self.sql = sql ?? sqlText(of: sqliteStatement)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         self.columnCount = Int(sqlite3_column_count(sqliteStatement))
         self.parameterCount = Int(sqlite3_bind_parameter_count(sqliteStatement))
+        let prefixedNames = (0..<parameterCount).map { index in
+            sqlite3_bind_parameter_name(sqliteStatement, Int32(index + 1)).map { String(cString: $0) }
+        }
+        self.parameterPrefixedNames = prefixedNames
+        self.parameterNames = prefixedNames.map { name in
+            guard let name, let first = name.first, first != "?" else { return nil }
+            return String(name.dropFirst())
+        }
         self.columnNames = (0..<columnCount).map { index in
             sqlite3_column_name(sqliteStatement, Int32(index)).map { String(cString: $0) } ?? ""
         }
@@ -91,15 +99,10 @@ public final class Statement {
     }
 
     /// Parameter names with their prefix (`:id`), nil for `?` parameters.
-    private(set) lazy var parameterPrefixedNames: [String?] = (0..<parameterCount).map { index in
-        sqlite3_bind_parameter_name(sqliteStatement, Int32(index + 1)).map { String(cString: $0) }
-    }
+    let parameterPrefixedNames: [String?]
 
     /// Parameter names without their prefix, nil for `?` and `?NNN`.
-    private(set) lazy var parameterNames: [String?] = parameterPrefixedNames.map { name in
-        guard let name, let first = name.first, first != "?" else { return nil }
-        return String(name.dropFirst())
-    }
+    let parameterNames: [String?]
 
     /// The 0-based index of the column named `name`, compared without regard to
     /// ASCII case as SQLite does; nil when there is none. The first match wins.

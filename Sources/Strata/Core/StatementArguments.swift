@@ -100,7 +100,13 @@ extension StatementArguments: CustomStringConvertible {
 struct ArgumentConsumer {
     let arguments: StatementArguments
     var nextPositionalIndex = 0
-    var usedNames: Set<String> = []
+    /// Named arguments bound so far: a count while one statement is bound
+    /// (its parameter names are distinct), the names themselves once a
+    /// script binds a second statement.
+    var boundNameCount = 0
+    var boundStatementCount = 0
+    var usedNames: Set<String>?
+    var firstStatementNames: [String?] = []
 
     init(_ arguments: StatementArguments) {
         self.arguments = arguments
@@ -109,7 +115,10 @@ struct ArgumentConsumer {
     /// Binds the arguments a statement needs, taking positional ones in order.
     mutating func bind(to statement: Statement) throws {
         let parameterCount = statement.parameterCount
+        boundStatementCount += 1
         if arguments.isNamed {
+            if boundStatementCount == 1 { firstStatementNames = statement.parameterNames }
+            if boundStatementCount == 2 { usedNames = Set(firstStatementNames.compactMap { $0 }) }
             for index in 0..<parameterCount {
                 guard let name = statement.parameterNames[index] else {
                     throw SQLiteError.misuse(
@@ -121,7 +130,11 @@ struct ArgumentConsumer {
                         "missing argument for parameter \(statement.parameterPrefixedNames[index] ?? name)",
                         sql: statement.sql, arguments: arguments)
                 }
-                usedNames.insert(name)
+                if usedNames != nil {
+                    usedNames!.insert(name)
+                } else {
+                    boundNameCount += 1
+                }
                 try bindValue(value, to: statement, at: Int32(index + 1))
             }
         } else {
@@ -141,7 +154,8 @@ struct ArgumentConsumer {
     /// Throws when arguments were left over once every statement was bound.
     func checkAllUsed(sql: String) throws {
         if arguments.isNamed {
-            let unused = Set(arguments.namedValues.keys).subtracting(usedNames)
+            if usedNames == nil && boundNameCount == arguments.namedValues.count { return }
+            let unused = Set(arguments.namedValues.keys).subtracting(usedNames ?? Set(firstStatementNames.compactMap { $0 }))
             if !unused.isEmpty {
                 throw SQLiteError.misuse(
                     "unknown argument name\(unused.count > 1 ? "s" : ""): \(unused.sorted().joined(separator: ", "))",

@@ -16,16 +16,37 @@ import Foundation
 /// Values in expressions are always bound as parameters; identifiers are
 /// always quoted.
 public struct SQLExpression<Value>: SQLLiteralConvertible {
+    /// The expression's parts, behind one reference so that copying an
+    /// expression (in a loop over columns, say) costs a single retain.
+    @usableFromInline
+    final class Storage: Sendable {
+        let literal: SQLLiteral
+        let columnName: String?
+        let selection: SQLLiteral
+        @usableFromInline
+        let resultColumnName: String
+
+        init(literal: SQLLiteral, columnName: String?, selection: SQLLiteral) {
+            self.literal = literal
+            self.columnName = columnName
+            self.selection = selection
+            self.resultColumnName = columnName ?? literal.sql
+        }
+    }
+
+    @usableFromInline
+    let storage: Storage
+
     /// The expression's SQL, to use inside other SQL.
-    public let sqlLiteral: SQLLiteral
+    public var sqlLiteral: SQLLiteral { storage.literal }
 
     /// The result column's name when the expression is a column or an
     /// aliased expression; used to read it from a row.
-    public let columnName: String?
+    public var columnName: String? { storage.columnName }
 
     /// The SQL in a select list: `sum("price") AS "total"` for an aliased
     /// expression, the expression itself otherwise.
-    public let sqlSelection: SQLLiteral
+    public var sqlSelection: SQLLiteral { storage.selection }
 
     /// A column, by name: `Column<String>("title")`, written `"title"`.
     public init(_ columnName: String) {
@@ -52,9 +73,7 @@ public struct SQLExpression<Value>: SQLLiteralConvertible {
     }
 
     init(literal: SQLLiteral, columnName: String?, selection: SQLLiteral? = nil) {
-        self.sqlLiteral = literal
-        self.columnName = columnName
-        self.sqlSelection = selection ?? literal
+        storage = Storage(literal: literal, columnName: columnName, selection: selection ?? literal)
     }
 
     /// The same expression typed as another Swift type, without any SQL
@@ -78,9 +97,8 @@ public struct SQLExpression<Value>: SQLLiteralConvertible {
 
     /// The name under which SQLite reports this expression as a result
     /// column: the column's or alias's name, else the expression's text.
-    var resultColumnName: String {
-        columnName ?? sqlLiteral.sql
-    }
+    @inlinable
+    var resultColumnName: String { storage.resultColumnName }
 }
 
 /// A column of a table: `Column<Int64>("id")`, `Column<String?>("url")`.
@@ -196,6 +214,7 @@ extension Row {
     ///
     /// - Throws: ``DatabaseDecodingError`` when the row has no such column or
     ///   the value does not fit `Value`.
+    @inlinable
     public subscript<Value: DatabaseValueConvertible>(_ expression: SQLExpression<Value>) -> Value {
         get throws { try decode(Value.self, forColumn: expression.resultColumnName) }
     }

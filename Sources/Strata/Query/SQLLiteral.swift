@@ -131,5 +131,6 @@ extension SQLLiteral: SQLLiteralConvertible {
 ///
 /// See <https://www.sqlite.org/lang_keywords.html>.
 public func quoteIdentifier(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    guard name.utf8.contains(34) else { return "\"" + name + "\"" }
+    return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }

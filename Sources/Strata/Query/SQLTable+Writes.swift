@@ -136,6 +136,22 @@ public struct SQLInsert: SQLLiteralConvertible {
         return copy
     }
 
+    /// The columns and values of a plain INSERT (no conflict clause, no
+    /// RETURNING, every value bound as is); nil otherwise.
+    var plainColumnsAndValues: (columns: [String], values: [(any DatabaseValueConvertible)?])? {
+        guard resolution == nil, upsertClause == nil, returning.isEmpty, !setters.isEmpty else { return nil }
+        var columns: [String] = []
+        var values: [(any DatabaseValueConvertible)?] = []
+        columns.reserveCapacity(setters.count)
+        values.reserveCapacity(setters.count)
+        for setter in setters {
+            guard setter.value.sql == "?", setter.value.arguments.count == 1 else { return nil }
+            columns.append(setter.columnName)
+            values.append(setter.value.arguments[0])
+        }
+        return (columns, values)
+    }
+
     /// The INSERT statement.
     public var sqlLiteral: SQLLiteral {
         var literal = SQLLiteral(sql: "INSERT")
@@ -263,8 +279,23 @@ extension Database {
     /// - Throws: ``SQLiteError``, such as a constraint error.
     @discardableResult
     public func run(_ insert: SQLInsert) throws -> Int64 {
-        let literal = insert.sqlLiteral
-        try execute(sql: literal.sql, arguments: literal.statementArguments)
+        if let (columns, values) = insert.plainColumnsAndValues {
+            // The common case: reuse the prepared INSERT for this table and
+            // these columns without building its SQL again.
+            let statement: Statement
+            if let cached = plainInsertStatements[insert.tableName], cached.columns == columns,
+                sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0
+            {
+                statement = cached.statement
+            } else {
+                statement = try makeStatement(sql: insert.sqlLiteral.sql)
+                plainInsertStatements[insert.tableName] = (columns, statement)
+            }
+            try statement.execute(arguments: StatementArguments(values))
+        } else {
+            let literal = insert.sqlLiteral
+            try execute(sql: literal.sql, arguments: literal.statementArguments)
+        }
         return lastInsertedRowID
     }
 

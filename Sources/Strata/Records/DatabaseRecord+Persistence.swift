@@ -60,8 +60,22 @@ extension DatabaseRecord {
     ///   key exists), or an encoding error.
     public mutating func insert(_ db: Database) throws {
         let encoded = try EncodedRecord(self)
-        try db.execute(sql: Self.insertSQL(encoded.columns, resolution: nil), arguments: StatementArguments(encoded.values))
+        try Self.insertStatement(db, columns: encoded.columns).execute(arguments: StatementArguments(encoded.values))
         try writeBackRowID(db, encoded)
+    }
+
+    /// The prepared INSERT for these columns, kept per record type on the
+    /// connection (a statement still stepped elsewhere is not reused).
+    private static func insertStatement(_ db: Database, columns: [String]) throws -> Statement {
+        let key = ObjectIdentifier(Self.self)
+        if let cached = db.recordInsertStatements[key], cached.columns == columns,
+            sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0
+        {
+            return cached.statement
+        }
+        let statement = try db.makeStatement(sql: insertSQL(columns, resolution: nil))
+        db.recordInsertStatements[key] = (columns, statement)
+        return statement
     }
 
     /// The record as inserted, with its assigned key.

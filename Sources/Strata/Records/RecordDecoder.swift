@@ -5,12 +5,40 @@ import Foundation
 final class RecordDecodingContext {
     let ignored: Set<String>
     private var indexes: [String: Int]?
+    /// The keys in the order the type decodes them, learned on the first
+    /// row: later rows ask for the same keys in the same order, so a string
+    /// comparison usually replaces a dictionary lookup.
+    private var orderedKeys: [String] = []
+    private var orderedIndexes: [Int?] = []
+    private var position = 0
+    private var isLearning = true
 
     init(ignored: Set<String>) {
         self.ignored = ignored
     }
 
+    /// Starts a row.
+    func beginRow() {
+        if position > 0 { isLearning = false }
+        position = 0
+    }
+
     func index(of column: String, in row: Row) -> Int? {
+        if position < orderedKeys.count && orderedKeys[position] == column {
+            let index = orderedIndexes[position]
+            position += 1
+            return index
+        }
+        let index = lookUp(column, in: row)
+        if isLearning {
+            orderedKeys.append(column)
+            orderedIndexes.append(index)
+            position += 1
+        }
+        return index
+    }
+
+    private func lookUp(_ column: String, in row: Row) -> Int? {
         if indexes == nil {
             var map: [String: Int] = [:]
             for (index, name) in row.columnNames.enumerated() where map[name] == nil {
@@ -34,7 +62,8 @@ extension DatabaseRecord {
     }
 
     static func decode(from row: Row, context: RecordDecodingContext) throws -> Self {
-        try Self(from: RowDecoder(row: row, context: context))
+        context.beginRow()
+        return try Self(from: RowDecoder(row: row, context: context))
     }
 }
 

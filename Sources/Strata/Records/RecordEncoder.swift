@@ -34,7 +34,7 @@ final class EncodingStorage {
     }
 
     func append(_ column: String, _ value: (any DatabaseValueConvertible)?) {
-        guard !ignored.contains(column) else { return }
+        guard ignored.isEmpty || !ignored.contains(column) else { return }
         if let index = columns.firstIndex(of: column) {
             values[index] = value
         } else {
