@@ -1,9 +1,16 @@
 import Foundation
 
-// Usage: StrataBenchmarks [--quick] [--filter TEXT]
+// Usage: StrataBenchmarks [--quick] [--filter TEXT] [--flights FILE] [--sqlite3 PATH]
 let arguments = CommandLine.arguments
+if arguments.count == 4 && arguments[1] == "--import-child" {
+    try TransferBench.importChild(csv: arguments[2], database: arguments[3])
+    exit(0)
+}
+func option(_ name: String) -> String? {
+    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+}
 let isQuick = arguments.contains("--quick")
-let filter = arguments.firstIndex(of: "--filter").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+let filter = option("--filter")
 let fetchRows = isQuick ? 2_000 : 200_000
 let insertRows = isQuick ? 500 : 50_000
 let repetitions = isQuick ? 1 : 7
@@ -31,7 +38,6 @@ var workloads: [Workload] = [
     Workload(name: "insert, Codable records", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
              strata: { try StrataBench.insertCodable(insertPath, rowCount: insertRows) }, grdb: { try GRDBBench.insertCodable(insertPath, rowCount: insertRows) }),
 ]
-workloads += transferWorkloads(isQuick: isQuick)
 
 if let filter { workloads = workloads.filter { $0.name.contains(filter) } }
 
@@ -48,3 +54,32 @@ print("# medians in seconds: raw / strata / grdb")
 for result in results {
     print("# \(result.name): \(String(format: "%.4f", result.raw)) / \(String(format: "%.4f", result.strata)) / \(result.grdb.map { String(format: "%.4f", $0) } ?? "-")")
 }
+
+// MARK: - Import and lookups
+
+func wanted(_ name: String) -> Bool { filter.map { name.contains($0) } ?? true }
+var notes: [String] = []
+let sqlite3 = option("--sqlite3") ?? "/usr/bin/sqlite3"
+if wanted("import") {
+    if let flights = option("--flights"), FileManager.default.fileExists(atPath: sqlite3) {
+        let (ratio, strataTime, shellTime) = try TransferBench.importVersusShell(
+            csv: flights, schema: TransferBench.flightsSchema, table: "flights", sqlite3: sqlite3, repetitions: isQuick ? 1 : 5)
+        print("import flights.csv (strata÷sqlite3 shell)\t\(String(format: "%.2f", ratio))\t-")
+        notes.append("import flights.csv: strata \(String(format: "%.3f", strataTime)) s, sqlite3 .import \(String(format: "%.3f", shellTime)) s")
+    } else {
+        print("import flights.csv (strata÷sqlite3 shell)\tskipped (no --flights file or no sqlite3)\t-")
+    }
+    let generated = temporaryDatabasePath("generated.csv")
+    let megabytes = isQuick ? 4 : 1024
+    let rows = try TransferBench.generateCSV(path: generated, megabytes: megabytes)
+    let peak = try TransferBench.peakImportMemory(csv: generated)
+    print("import \(megabytes) MB CSV, peak memory (MB)\t\(String(format: "%.0f", peak))\t-")
+    notes.append("generated CSV: \(rows) rows, \(megabytes) MB")
+    try? FileManager.default.removeItem(atPath: generated)
+}
+if wanted("lookup") {
+    let (indexed, scan) = try TransferBench.ipLookups(rangeCount: isQuick ? 2_000 : 200_000, lookups: isQuick ? 1_000 : 100_000, scanLookups: isQuick ? 50 : 200)
+    print("ip lookup (ipgeo index÷seed BETWEEN scan)\t\(String(format: "%.5f", indexed / scan))\t-")
+    notes.append("ip lookup: \(String(format: "%.2f", indexed * 1e6)) µs indexed, \(String(format: "%.0f", scan * 1e6)) µs scanning, per lookup")
+}
+for note in notes { print("# \(note)") }
