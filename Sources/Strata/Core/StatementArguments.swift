@@ -144,8 +144,16 @@ struct ArgumentConsumer {
                     "wrong number of arguments: the statement expects \(parameterCount), got \(available)",
                     sql: statement.sql, arguments: arguments)
             }
-            for index in 0..<parameterCount {
-                try bindValue(arguments.values[nextPositionalIndex + index], to: statement, at: Int32(index + 1))
+            let sqliteStatement = statement.sqliteStatement
+            try arguments.values.withUnsafeBufferPointer { values in
+                for index in 0..<parameterCount {
+                    // Calling through the optional binds the value in place,
+                    // without copying the existential out of the array.
+                    let position = Int32(index + 1)
+                    if try values[nextPositionalIndex + index]?.bind(to: sqliteStatement, at: position) == nil {
+                        try checkBind(sqlite3_bind_null(sqliteStatement, position), sqliteStatement)
+                    }
+                }
             }
             nextPositionalIndex += parameterCount
         }
