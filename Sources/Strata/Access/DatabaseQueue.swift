@@ -26,19 +26,16 @@ import Dispatch
 ///
 /// Calling the queue from inside one of its own closures would deadlock; it
 /// throws ``SQLiteError`` (`.misuse`) instead. Use the `db` you were given.
-// @unchecked: `database` is touched only on `dispatchQueue`, a serial queue;
-// the other stored properties are immutable.
-public final class DatabaseQueue: @unchecked Sendable {
+public final class DatabaseQueue: Sendable {
     /// The configuration the connection was opened with.
     public let configuration: Configuration
 
     /// Where the database lives.
     public let location: DatabaseLocation
 
-    private let database: Database
-    private let dispatchQueue: DispatchQueue
-    private let onQueueKey = DispatchSpecificKey<Void>()
-    private let interruptHandle: DatabaseInterruptHandle
+    let serialized: SerializedDatabase
+    /// Committed changes, for observation.
+    let changeCenter = ChangeCenter()
 
     /// Opens a database file.
     ///
@@ -58,19 +55,8 @@ public final class DatabaseQueue: @unchecked Sendable {
     public init(location: DatabaseLocation, configuration: Configuration = Configuration()) throws {
         self.configuration = configuration
         self.location = location
-        self.dispatchQueue = DispatchQueue(label: configuration.label ?? "Strata.DatabaseQueue")
-        self.dispatchQueue.setSpecific(key: onQueueKey, value: ())
-        let database = try dispatchQueue.sync {
-            try Database(location: location, configuration: configuration)
-        }
-        self.database = database
-        self.interruptHandle = database.interruptHandle
-    }
-
-    deinit {
-        // The last reference is going away, so no closure can be running or
-        // queued (each holds the queue strongly).
-        try? database.close()
+        serialized = try SerializedDatabase(
+            location: location, configuration: configuration, label: configuration.label ?? "Strata.DatabaseQueue")
     }
 
     // MARK: - Synchronous access
@@ -81,7 +67,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     ///   tries to write; ``SQLiteError`` (`.misuse`) when called from inside
     ///   another access of this queue.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try onQueue(method: "read") { db in try Self.runRead(db, body) }
+        try serialized.sync(method: "DatabaseQueue.read") { db in try SerializedDatabase.runRead(db, body) }
     }
 
     /// Runs `body` in an immediate transaction: commits when it returns, rolls
@@ -92,14 +78,14 @@ public final class DatabaseQueue: @unchecked Sendable {
     ///   this queue.
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try onQueue(method: "write") { db in try db.transaction(.immediate) { try body(db) } }
+        try serialized.sync(method: "DatabaseQueue.write") { db in try db.transaction(.immediate) { try body(db) } }
     }
 
     /// Runs `body` with the connection outside any transaction: each statement
     /// commits on its own, or `body` manages transactions itself.
     @discardableResult
     public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
-        try onQueue(method: "writeWithoutTransaction", body)
+        try serialized.sync(method: "DatabaseQueue.writeWithoutTransaction", body)
     }
 
     // MARK: - Asynchronous access
@@ -107,21 +93,21 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// Runs `body` in a read-only transaction, on the queue's own thread, and
     /// returns its result. See the synchronous ``read(_:)``.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await asyncOnQueue { db in try Self.runRead(db, body) }
+        try await serialized.async { db in try SerializedDatabase.runRead(db, body) }
     }
 
     /// Runs `body` in an immediate transaction, on the queue's own thread.
     /// See the synchronous ``write(_:)``.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await asyncOnQueue { db in try db.transaction(.immediate) { try body(db) } }
+        try await serialized.async { db in try db.transaction(.immediate) { try body(db) } }
     }
 
     /// Runs `body` outside any transaction, on the queue's own thread. See the
     /// synchronous ``writeWithoutTransaction(_:)``.
     @discardableResult
     public func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await asyncOnQueue(body)
+        try await serialized.async(body)
     }
 
     // MARK: - Other
@@ -129,45 +115,14 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// Interrupts the statement running on the queue, from any thread; it
     /// fails with ``SQLiteError`` code `.interrupt`.
     public func interrupt() {
-        interruptHandle.interrupt()
+        serialized.interruptHandle.interrupt()
     }
 
     /// Closes the connection once the work in flight is done. Further
     /// accesses throw ``SQLiteError`` (`.misuse`).
     public func close() throws {
-        try onQueue(method: "close") { db in try db.close() }
+        try serialized.sync(method: "DatabaseQueue.close") { db in try db.close() }
+        changeCenter.finishAll()
     }
 
-    // MARK: - Internals
-
-    private static func runRead<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
-        if db.isClosed { throw SQLiteError.misuse("the database connection is closed") }
-        try db.execute(sql: "BEGIN DEFERRED TRANSACTION")
-        try db.execute(sql: "PRAGMA query_only = 1")
-        defer {
-            try? db.execute(sql: "PRAGMA query_only = 0")
-            db.rollbackQuietly()
-        }
-        return try body(db)
-    }
-
-    private func onQueue<T>(method: String, _ body: (Database) throws -> T) throws -> T {
-        if DispatchQueue.getSpecific(key: onQueueKey) != nil {
-            throw SQLiteError.misuse(
-                "DatabaseQueue.\(method) was called from inside another access to the same queue, "
-                    + "which would deadlock; use the Database passed to the enclosing closure")
-        }
-        return try dispatchQueue.sync {
-            try body(database)
-        }
-    }
-
-    private func asyncOnQueue<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try Task.checkCancellation()
-        return try await withCheckedThrowingContinuation { continuation in
-            dispatchQueue.async {
-                continuation.resume(with: Result { try body(self.database) })
-            }
-        }
-    }
 }

@@ -39,27 +39,9 @@ extension Database {
     ///
     /// See <https://www.sqlite.org/c3ref/update_hook.html>.
     public func setUpdateHook(_ hook: ((DatabaseEvent) -> Void)?) throws {
-        let handle = try checkedConnection()
+        _ = try checkedConnection()
         updateHook = hook
-        guard hook != nil else {
-            sqlite3_update_hook(handle, nil, nil)
-            return
-        }
-        sqlite3_update_hook(handle, { context, operation, databaseName, tableName, rowID in
-            guard let context else { return }
-            let db = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
-            let kind: DatabaseEvent.Kind
-            switch operation {
-            case SQLITE_INSERT: kind = .insert
-            case SQLITE_DELETE: kind = .delete
-            default: kind = .update
-            }
-            db.updateHook?(DatabaseEvent(
-                kind: kind,
-                databaseName: databaseName.map { String(cString: $0) } ?? "main",
-                tableName: tableName.map { String(cString: $0) } ?? "",
-                rowID: rowID))
-        }, Unmanaged.passUnretained(self).toOpaque())
+        try installHooks()
     }
 
     /// Calls `hook` when a transaction is about to commit; nil removes it.
@@ -70,17 +52,9 @@ extension Database {
     ///
     /// See <https://www.sqlite.org/c3ref/commit_hook.html>.
     public func setCommitHook(_ hook: (() -> Bool)?) throws {
-        let handle = try checkedConnection()
+        _ = try checkedConnection()
         commitHook = hook
-        guard hook != nil else {
-            sqlite3_commit_hook(handle, nil, nil)
-            return
-        }
-        sqlite3_commit_hook(handle, { context in
-            guard let context else { return 0 }
-            let db = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
-            return (db.commitHook?() ?? true) ? 0 : 1
-        }, Unmanaged.passUnretained(self).toOpaque())
+        try installHooks()
     }
 
     /// Calls `hook` when a transaction rolls back; nil removes it. The hook
@@ -88,15 +62,109 @@ extension Database {
     ///
     /// See <https://www.sqlite.org/c3ref/commit_hook.html>.
     public func setRollbackHook(_ hook: (() -> Void)?) throws {
-        let handle = try checkedConnection()
+        _ = try checkedConnection()
         rollbackHook = hook
-        guard hook != nil else {
-            sqlite3_rollback_hook(handle, nil, nil)
-            return
+        try installHooks()
+    }
+
+    /// Installs SQLite's hooks when the user or the observation layer needs
+    /// them, and removes them otherwise.
+    func installHooks() throws {
+        let handle = try checkedConnection()
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let observing = changeRecorder != nil
+        if updateHook != nil || observing {
+            sqlite3_update_hook(handle, { context, operation, databaseName, tableName, rowID in
+                guard let context else { return }
+                let db = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
+                let kind: DatabaseEvent.Kind
+                switch operation {
+                case SQLITE_INSERT: kind = .insert
+                case SQLITE_DELETE: kind = .delete
+                default: kind = .update
+                }
+                let event = DatabaseEvent(
+                    kind: kind,
+                    databaseName: databaseName.map { String(cString: $0) } ?? "main",
+                    tableName: tableName.map { String(cString: $0) } ?? "",
+                    rowID: rowID)
+                db.updateHook?(event)
+                db.changeRecorder?.record(event)
+            }, context)
+        } else {
+            sqlite3_update_hook(handle, nil, nil)
         }
-        sqlite3_rollback_hook(handle, { context in
-            guard let context else { return }
-            Unmanaged<Database>.fromOpaque(context).takeUnretainedValue().rollbackHook?()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        if commitHook != nil || observing {
+            sqlite3_commit_hook(handle, { context in
+                guard let context else { return 0 }
+                let db = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
+                let allowed = db.commitHook?() ?? true
+                if allowed { db.changeRecorder?.willCommit() }
+                return allowed ? 0 : 1
+            }, context)
+        } else {
+            sqlite3_commit_hook(handle, nil, nil)
+        }
+        if rollbackHook != nil || observing {
+            sqlite3_rollback_hook(handle, { context in
+                guard let context else { return }
+                let db = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
+                db.rollbackHook?()
+                db.changeRecorder?.didRollback()
+            }, context)
+        } else {
+            sqlite3_rollback_hook(handle, nil, nil)
+        }
+    }
+
+    /// Runs `body`, returning the tables it read (through SQLite's
+    /// authorizer), for query observation.
+    func trackingReadTables<T>(_ body: () throws -> T) throws -> (T, Set<String>) {
+        let handle = try checkedConnection()
+        let tables = ReadTables()
+        let context = Unmanaged.passUnretained(tables).toOpaque()
+        sqlite3_set_authorizer(handle, { context, action, table, _, _, _ in
+            if action == SQLITE_READ, let context, let table {
+                Unmanaged<ReadTables>.fromOpaque(context).takeUnretainedValue().names.insert(String(cString: table).lowercased())
+            }
+            return SQLITE_OK
+        }, context)
+        defer { sqlite3_set_authorizer(handle, nil, nil) }
+        // Cached statements were authorized when prepared: prepare afresh.
+        statementCache.removeAll()
+        let result = try withExtendedLifetime(tables) { try body() }
+        statementCache.removeAll()
+        return (result, tables.names)
+    }
+}
+
+/// The tables a statement read, noted by the authorizer.
+private final class ReadTables {
+    var names: Set<String> = []
+}
+
+/// Collects the row changes of the current transaction and hands the
+/// committed ones to the observation layer.
+final class ChangeRecorder {
+    private var pending: [DatabaseEvent] = []
+    private(set) var committed: [[DatabaseEvent]] = []
+
+    func record(_ event: DatabaseEvent) { pending.append(event) }
+
+    func willCommit() {
+        // An empty commit (no change) is still reported: observers filter.
+        committed.append(pending)
+        pending = []
+    }
+
+    func didRollback() {
+        pending = []
+        // A COMMIT that failed after the commit hook ran is rolled back too.
+    }
+
+    /// The committed transactions' changes since the last call.
+    func takeCommitted() -> [[DatabaseEvent]] {
+        defer { committed = [] }
+        return committed
     }
 }

@@ -44,6 +44,8 @@ public final class Database {
     var updateHook: ((DatabaseEvent) -> Void)?
     var commitHook: (() -> Bool)?
     var rollbackHook: (() -> Void)?
+    /// The observation layer's own hooks, called besides the user's.
+    var changeRecorder: ChangeRecorder?
 
     /// Opens a database file.
     ///
@@ -191,6 +193,7 @@ public final class Database {
         updateHook = nil
         commitHook = nil
         rollbackHook = nil
+        changeRecorder = nil
         state.sqliteConnection = nil
         let code = sqlite3_close_v2(handle)
         guard code == SQLITE_OK else {

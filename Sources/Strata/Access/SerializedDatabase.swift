@@ -1,0 +1,84 @@
+import Dispatch
+
+/// One connection and the serial dispatch queue it lives on: the building
+/// block of ``DatabaseQueue`` and ``DatabasePool``.
+///
+/// Work runs on the dispatch queue, never on Swift's cooperative thread
+/// pool; a call made from inside that work throws instead of deadlocking.
+// @unchecked: `database` is only touched on `dispatchQueue`, a serial queue.
+final class SerializedDatabase: @unchecked Sendable {
+    let database: Database
+    let dispatchQueue: DispatchQueue
+    private let onQueueKey = DispatchSpecificKey<Void>()
+    let interruptHandle: DatabaseInterruptHandle
+    /// Where committed changes go after each access (writers only).
+    var changeCenter: ChangeCenter?
+
+    init(location: DatabaseLocation, configuration: Configuration, label: String) throws {
+        let dispatchQueue = DispatchQueue(label: label)
+        self.dispatchQueue = dispatchQueue
+        dispatchQueue.setSpecific(key: onQueueKey, value: ())
+        database = try dispatchQueue.sync { try Database(location: location, configuration: configuration) }
+        interruptHandle = database.interruptHandle
+    }
+
+    deinit {
+        // The last reference is going away, so no work can be running or
+        // queued (each holds this object strongly).
+        try? database.close()
+    }
+
+    var isOnQueue: Bool { DispatchQueue.getSpecific(key: onQueueKey) != nil }
+
+    /// Runs `body` synchronously on the queue.
+    func sync<T>(method: String, _ body: (Database) throws -> T) throws -> T {
+        if isOnQueue {
+            throw SQLiteError.misuse(
+                "\(method) was called from inside another access to the same connection, "
+                    + "which would deadlock; use the Database passed to the enclosing closure")
+        }
+        return try dispatchQueue.sync {
+            defer { deliverChanges() }
+            return try body(database)
+        }
+    }
+
+    /// Runs `body` on the queue from async code, suspending the task meanwhile.
+    func async<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        return try await withCheckedThrowingContinuation { continuation in
+            dispatchQueue.async {
+                defer { self.deliverChanges() }
+                continuation.resume(with: Result { try body(self.database) })
+            }
+        }
+    }
+
+    /// Starts recording committed changes for `center`, before any later work.
+    func startRecordingChanges(into center: ChangeCenter) {
+        dispatchQueue.async {
+            guard self.changeCenter == nil, !self.database.isClosed else { return }
+            self.changeCenter = center
+            self.database.changeRecorder = ChangeRecorder()
+            try? self.database.installHooks()
+        }
+    }
+
+    private func deliverChanges() {
+        guard let changeCenter, let recorder = database.changeRecorder else { return }
+        changeCenter.deliver(recorder.takeCommitted())
+    }
+
+    /// A read-only transaction around `body`: BEGIN, `PRAGMA query_only`,
+    /// then a rollback.
+    static func runRead<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        if db.isClosed { throw SQLiteError.misuse("the database connection is closed") }
+        try db.execute(sql: "BEGIN DEFERRED TRANSACTION")
+        try db.execute(sql: "PRAGMA query_only = 1")
+        defer {
+            try? db.execute(sql: "PRAGMA query_only = 0")
+            db.rollbackQuietly()
+        }
+        return try body(db)
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// Hands the committed changes of a queue's or pool's writer connection to
+/// the observers registered for their tables.
+// @unchecked: `observers` and `nextID` are only touched under `lock`.
+final class ChangeCenter: @unchecked Sendable {
+    private struct Observer {
+        /// Lower-cased table names; nil observes every table.
+        var tables: Set<String>?
+        let continuation: AsyncStream<[DatabaseEvent]>.Continuation
+    }
+
+    private let lock = NSLock()
+    private var observers: [Int: Observer] = [:]
+    private var nextID = 0
+
+    var hasObservers: Bool { lock.withLock { !observers.isEmpty } }
+
+    /// Registers an observer; its stream yields the changes of each committed
+    /// transaction that touched one of `tables` (or any table when nil).
+    /// Only the newest pending notification is kept when the reader lags:
+    /// observers refetch, so coalescing loses nothing.
+    func register(tables: Set<String>?, coalescing: Bool) -> (Int, AsyncStream<[DatabaseEvent]>) {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: [DatabaseEvent].self, bufferingPolicy: coalescing ? .bufferingNewest(1) : .unbounded)
+        let id = lock.withLock {
+            nextID += 1
+            observers[nextID] = Observer(tables: tables?.lowercasedSet, continuation: continuation)
+            return nextID
+        }
+        continuation.onTermination = { [weak self] _ in self?.unregister(id) }
+        return (id, stream)
+    }
+
+    func setTables(_ tables: Set<String>?, for id: Int) {
+        lock.withLock { observers[id]?.tables = tables?.lowercasedSet }
+    }
+
+    func unregister(_ id: Int) {
+        let observer = lock.withLock { observers.removeValue(forKey: id) }
+        observer?.continuation.finish()
+    }
+
+    func finishAll() {
+        let all = lock.withLock {
+            defer { observers = [:] }
+            return Array(observers.values)
+        }
+        all.forEach { $0.continuation.finish() }
+    }
+
+    /// Delivers committed transactions, in commit order.
+    func deliver(_ transactions: [[DatabaseEvent]]) {
+        guard !transactions.isEmpty else { return }
+        let current = lock.withLock { Array(observers.values) }
+        for transaction in transactions {
+            for observer in current {
+                let events: [DatabaseEvent]
+                if let tables = observer.tables {
+                    events = transaction.filter { tables.contains($0.tableName.lowercased()) }
+                } else {
+                    events = transaction
+                }
+                if !events.isEmpty { observer.continuation.yield(events) }
+            }
+        }
+    }
+}
+
+extension Set<String> {
+    fileprivate var lowercasedSet: Set<String> { Set(map { $0.lowercased() }) }
+}
