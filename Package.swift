@@ -57,6 +57,8 @@ let package = Package(
         example("notes"),
         example("movies"),
         example("books"),
+        // A helper the concurrency tests run as a second process.
+        .executableTarget(name: "PoolWriter", dependencies: ["Strata"], path: "Tests/Helpers/PoolWriter"),
         .testTarget(
             name: "StrataTests",
             dependencies: ["Strata"],

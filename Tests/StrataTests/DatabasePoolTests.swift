@@ -1,0 +1,195 @@
+import Foundation
+import Strata
+import Testing
+
+/// Signals between threads in a test.
+final class Gate: @unchecked Sendable {
+    // @unchecked: DispatchSemaphore is thread-safe.
+    private let semaphore = DispatchSemaphore(value: 0)
+    func open() { semaphore.signal() }
+    func wait() { semaphore.wait() }
+}
+
+/// The largest number of closures seen running at once.
+final class ConcurrencyMeter: @unchecked Sendable {
+    // @unchecked: the counters are only touched under `lock`.
+    private let lock = NSLock()
+    private var running = 0
+    private(set) var maximum = 0
+    func enter() { lock.withLock { running += 1; maximum = max(maximum, running) } }
+    func leave() { lock.withLock { running -= 1 } }
+    var peak: Int { lock.withLock { maximum } }
+}
+
+@Suite struct DatabasePoolTests {
+    func makePool(readers: Int = 5) throws -> DatabasePool {
+        let pool = try DatabasePool(path: try makeTemporaryPath(), maximumReaderCount: readers)
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE items(id INTEGER PRIMARY KEY, value INT)")
+            try db.execute(sql: "INSERT INTO items(value) VALUES (1), (2), (3)")
+        }
+        return pool
+    }
+
+    @Test func readsAndWritesInWALMode() throws {
+        let pool = try makePool()
+        #expect(try pool.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
+        expectError(.readOnly) { try pool.read { db in try db.execute(sql: "DELETE FROM items") } }
+        try pool.writeWithoutTransaction { db in
+            #expect(!db.isInsideTransaction)
+            try db.execute(sql: "DELETE FROM items WHERE value = 3")
+        }
+        #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM items") } == 2)
+    }
+
+    @Test func offersTheSameMethodsAsync() async throws {
+        let pool = try makePool()
+        try await pool.write { db in try db.execute(sql: "INSERT INTO items(value) VALUES (4)") }
+        #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT sum(value) FROM items") } == 10)
+        try await pool.writeWithoutTransaction { db in try db.execute(sql: "DELETE FROM items WHERE value = 4") }
+        try await pool.barrierWriteWithoutTransaction { db in try db.execute(sql: "DELETE FROM items WHERE value = 3") }
+        #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM items") } == 2)
+    }
+
+    @Test func runsReadsConcurrently() async throws {
+        let pool = try makePool(readers: 3)
+        let meter = ConcurrencyMeter()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    try await pool.read { db in
+                        meter.enter()
+                        defer { meter.leave() }
+                        Thread.sleep(forTimeInterval: 0.1)
+                        _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM items")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(meter.peak >= 2)
+        #expect(meter.peak <= 3)
+    }
+
+    @Test func aReadDuringAWriteSeesTheLastCommittedState() throws {
+        let pool = try makePool()
+        let inserted = Gate(), readDone = Gate()
+        let writer = Thread {
+            try? pool.write { db in
+                try db.execute(sql: "INSERT INTO items(value) VALUES (100)")
+                inserted.open()
+                readDone.wait()  // the transaction stays open while the read runs
+            }
+        }
+        writer.start()
+        inserted.wait()
+        let countDuringWrite = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM items") }
+        readDone.open()
+        #expect(countDuringWrite == 3)
+        // Once committed, the write is visible.
+        var countAfter = 0
+        for _ in 0..<100 {
+            countAfter = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM items") ?? 0 }
+            if countAfter == 4 { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(countAfter == 4)
+    }
+
+    @Test func aReadKeepsItsSnapshotWhileWritesCommit() throws {
+        let pool = try makePool()
+        let (first, second) = try pool.read { db -> (Int, Int) in
+            let first = try Int.fetchOne(db, sql: "SELECT sum(value) FROM items") ?? 0
+            try pool.write { db in try db.execute(sql: "UPDATE items SET value = value * 10") }  // commits meanwhile
+            let second = try Int.fetchOne(db, sql: "SELECT sum(value) FROM items") ?? 0
+            return (first, second)
+        }
+        #expect(first == 6 && second == 6)  // no torn read
+        #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT sum(value) FROM items") } == 60)
+    }
+
+    @Test func manyReadersDuringWritesNeverSeeAHalfDoneTransaction() async throws {
+        let pool = try makePool()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for round in 0..<50 {
+                    try await pool.write { db in
+                        // Move value between rows: the sum stays 6.
+                        try db.execute(sql: "UPDATE items SET value = value - 1 WHERE id = ?", arguments: [round % 3 + 1])
+                        try db.execute(sql: "UPDATE items SET value = value + 1 WHERE id = ?", arguments: [(round + 1) % 3 + 1])
+                    }
+                }
+            }
+            for _ in 0..<4 {
+                group.addTask {
+                    for _ in 0..<50 {
+                        let sum = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT sum(value) FROM items") }
+                        #expect(sum == 6)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    @Test func aBarrierWriteWaitsForReadsAndHoldsNewOnes() throws {
+        let pool = try makePool()
+        let reading = Gate(), finishRead = Gate()
+        let meter = ConcurrencyMeter()
+        let reader = Thread {
+            _ = try? pool.read { db in
+                meter.enter()
+                reading.open()
+                finishRead.wait()
+                meter.leave()
+                return try Int.fetchOne(db, sql: "SELECT 1")
+            }
+        }
+        reader.start()
+        reading.wait()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { finishRead.open() }
+        let readersDuringBarrier = try pool.barrierWriteWithoutTransaction { db -> Int in
+            try db.execute(sql: "INSERT INTO items(value) VALUES (0)")
+            return meter.peak > 0 ? (try Int.fetchOne(db, sql: "SELECT 0")) ?? 0 : -1
+        }
+        #expect(readersDuringBarrier == 0)
+    }
+
+    @Test func checkpointsAndCloses() throws {
+        let path = try makeTemporaryPath()
+        let pool = try DatabasePool(path: path)
+        try pool.write { db in try db.execute(sql: "CREATE TABLE t(a); INSERT INTO t VALUES (1)") }
+        try pool.checkpoint(.truncate)
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        #expect(walSize == 0)
+        try pool.close()
+        expectError(.misuse) { try pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") } }
+        expectError(.misuse) { try pool.write { db in try db.execute(sql: "SELECT 1") } }
+        #expect(try Int.fetchOne(Database(path: path), sql: "SELECT a FROM t") == 1)
+    }
+
+    @Test func twoProcessesWritingTheSameFileNeverSeeDatabaseIsLocked() throws {
+        let path = try makeTemporaryPath()
+        let pool = try DatabasePool(path: path)
+        try pool.write { db in try db.execute(sql: "CREATE TABLE writes(tag TEXT, number INT)") }
+        let processes = try ["a", "b"].map { tag -> Process in
+            let process = Process()
+            process.executableURL = try CommandLineToolTests.binaryURL("PoolWriter")
+            process.arguments = [path, tag, "300"]
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            return process
+        }
+        // Meanwhile this process reads and writes too.
+        for index in 0..<100 {
+            try pool.write { db in try db.execute(sql: "INSERT INTO writes VALUES ('main', ?)", arguments: [index]) }
+            _ = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM writes") }
+        }
+        for process in processes {
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+        #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM writes") } == 700)
+    }
+}

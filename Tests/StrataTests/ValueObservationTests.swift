@@ -1,0 +1,133 @@
+import Foundation
+import Strata
+import Testing
+
+/// Values received by an observing task.
+final class ValueLog<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `items` is only touched under `lock`.
+    private let lock = NSLock()
+    private var items: [Value] = []
+    var values: [Value] { lock.withLock { items } }
+    func append(_ value: Value) { lock.withLock { items.append(value) } }
+
+    /// Waits (up to two seconds) until `count` values have arrived.
+    func wait(for count: Int) async throws {
+        for _ in 0..<200 where values.count < count {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
+
+@Suite struct ValueObservationTests {
+    static let titles = ValueObservation { db in
+        try String.fetchAll(db, sql: "SELECT title FROM notes ORDER BY title")
+    }
+
+    func makeQueue() throws -> DatabaseQueue {
+        let queue = try DatabaseQueue(path: try makeTemporaryPath())
+        try queue.write { db in
+            try db.execute(sql: """
+                CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT);
+                CREATE TABLE other(id INTEGER PRIMARY KEY, x INT);
+                INSERT INTO notes(title) VALUES ('b');
+                """)
+        }
+        return queue
+    }
+
+    @Test func deliversAtOnceThenAfterEachRelevantCommit() async throws {
+        let queue = try makeQueue()
+        let values = Self.titles.values(in: queue)
+        var iterator = values.makeAsyncIterator()
+        #expect(try await iterator.next() == ["b"])
+        try await queue.write { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('a')") }
+        #expect(try await iterator.next() == ["a", "b"])
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO notes(title) VALUES ('c')")
+            try db.execute(sql: "UPDATE notes SET title = 'd' WHERE title = 'c'")
+        }
+        #expect(try await iterator.next() == ["a", "b", "d"])  // one value for one transaction
+    }
+
+    @Test func ignoresOtherTablesEqualValuesAndRollbacks() async throws {
+        let queue = try makeQueue()
+        let log = ValueLog<[String]>()
+        let task = Task {
+            for try await titles in Self.titles.values(in: queue) { log.append(titles) }
+        }
+        defer { task.cancel() }
+        try await log.wait(for: 1)
+        // Another table, an update that leaves the result equal, a rollback.
+        try await queue.write { db in try db.execute(sql: "INSERT INTO other(x) VALUES (1)") }
+        try await queue.write { db in try db.execute(sql: "UPDATE notes SET title = 'b'") }
+        await #expect(throws: CancellationError.self) {
+            try await queue.write { db in
+                try db.execute(sql: "INSERT INTO notes(title) VALUES ('never')")
+                throw CancellationError()
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(log.values == [["b"]])
+        // The next relevant commit still comes through.
+        try await queue.write { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('e')") }
+        try await log.wait(for: 2)
+        #expect(log.values == [["b"], ["b", "e"]])
+    }
+
+    @Test func worksWithAPoolAndWithTypedQueriesAndRecords() async throws {
+        let pool = try DatabasePool(path: try makeTemporaryPath())
+        try await pool.write { db in try db.create(table: Note.self) }
+        let recent = ValueObservation { db in
+            try Note.fetchAll(db, Note.table.order(Note.title)).map(\.title)
+        }
+        var iterator = recent.values(in: pool).makeAsyncIterator()
+        #expect(try await iterator.next() == [])
+        let note = Note(id: nil, title: "Groceries", text: "", fontName: "", fontSize: 12,
+                        creationDate: Date(), modificationDate: Date())
+        try await pool.write { db in _ = try note.inserted(db) }
+        #expect(try await iterator.next() == ["Groceries"])
+        let count = ValueObservation { db in try SQLTable("notes").fetchCount(db) }
+        var counts = count.values(in: pool).makeAsyncIterator()
+        #expect(try await counts.next() == 1)
+    }
+
+    @Test func cancellingTheTaskStopsTheTracking() async throws {
+        let queue = try makeQueue()
+        let received = ValueLog<Int>()
+        let task = Task {
+            for try await titles in Self.titles.values(in: queue) {
+                received.append(titles.count)
+            }
+        }
+        try await received.wait(for: 1)
+        task.cancel()
+        _ = await task.result  // the loop ends
+        let before = received.values
+        try await queue.write { db in try db.execute(sql: "INSERT INTO notes(title) VALUES ('late')") }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(received.values == before)
+        #expect(before == [1])
+    }
+
+    @Test func reportsCommittedRowChangesOfChosenTables() async throws {
+        let queue = try makeQueue()
+        var changes = queue.observeChanges(in: ["notes"]).makeAsyncIterator()
+        // Let the recorder start before writing.
+        try await queue.read { _ in () }
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO other(x) VALUES (1)")
+            try db.execute(sql: "INSERT INTO notes(id, title) VALUES (10, 'x')")
+            try db.execute(sql: "UPDATE notes SET title = 'y' WHERE id = 10")
+        }
+        try? await queue.write { db in
+            try db.execute(sql: "DELETE FROM notes WHERE id = 10")
+            throw CancellationError()  // rolled back: not reported
+        }
+        try await queue.write { db in try db.execute(sql: "DELETE FROM notes WHERE id = 1") }
+        #expect(await changes.next() == [
+            DatabaseEvent(kind: .insert, databaseName: "main", tableName: "notes", rowID: 10),
+            DatabaseEvent(kind: .update, databaseName: "main", tableName: "notes", rowID: 10),
+        ])
+        #expect(await changes.next() == [DatabaseEvent(kind: .delete, databaseName: "main", tableName: "notes", rowID: 1)])
+    }
+}
