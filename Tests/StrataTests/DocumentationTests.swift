@@ -314,6 +314,40 @@ struct Dish: DatabaseRecord {
         #expect(try String(contentsOf: output, encoding: .utf8).contains("\"country\":\"AU\""))
     }
 
+    // MARK: - Concurrency and observation (DocC)
+
+    @Test func concurrencyAndObservationArticle() async throws {
+        let poolPath = try makeTemporaryPath("scores.sqlite")
+        let pool = try DatabasePool(path: poolPath)
+        try await pool.write { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS scores(player TEXT, points INT)")
+            try db.execute(sql: "INSERT INTO scores VALUES (?, ?)", arguments: ["ann", 10])
+        }
+        let total = try await pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT sum(points) FROM scores") ?? 0
+        }
+        #expect(total == 10)
+
+        let leaderboard = ValueObservation { db in
+            try Row.fetchAll(db, sql: "SELECT player, sum(points) AS points FROM scores GROUP BY player ORDER BY points DESC")
+                .map { "\(try $0["player"] as String): \(try $0["points"] as Int)" }
+        }
+        let log = ValueLog<[String]>()
+        let task = Task {
+            for try await lines in leaderboard.values(in: pool) {
+                print(lines)   // ["ann: 10"], then after each relevant commit
+                log.append(lines)
+            }
+        }
+        try await log.wait(for: 1)
+        try await pool.write { db in
+            try db.execute(sql: "INSERT INTO scores VALUES (?, ?)", arguments: ["bob", 25])
+        }
+        try await log.wait(for: 2)
+        task.cancel()   // stops the tracking
+        #expect(log.values == [["ann: 10"], ["bob: 25", "ann: 10"]])
+    }
+
     // MARK: - Getting started (DocC)
 
     @Test func gettingStarted() throws {
@@ -376,7 +410,7 @@ struct Dish: DatabaseRecord {
 
     // MARK: - The documents match this file
 
-    @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md", "Sources/Strata/Strata.docc/TypedQueries.md", "Sources/Strata/Strata.docc/Records.md", "Sources/Strata/Strata.docc/ImportingData.md"])
+    @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md", "Sources/Strata/Strata.docc/TypedQueries.md", "Sources/Strata/Strata.docc/Records.md", "Sources/Strata/Strata.docc/ImportingData.md", "Sources/Strata/Strata.docc/ConcurrencyAndObservation.md"])
     func everySwiftExampleAppearsInThisFile(_ document: String) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)

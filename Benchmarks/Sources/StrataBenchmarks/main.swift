@@ -82,4 +82,16 @@ if wanted("lookup") {
     print("ip lookup (ipgeo index÷seed BETWEEN scan)\t\(String(format: "%.5f", indexed / scan))\t-")
     notes.append("ip lookup: \(String(format: "%.2f", indexed * 1e6)) µs indexed, \(String(format: "%.0f", scan * 1e6)) µs scanning, per lookup")
 }
+if wanted("pool") {
+    let reads = isQuick ? 50 : 2_000
+    // WAL mode for the pool: a fresh copy of the fetch table.
+    let poolPath = temporaryDatabasePath("pool.sqlite")
+    try RawC.makeItems(poolPath, rowCount: 2_000)
+    let one = try await PoolBench.readThroughput(path: poolPath, readers: 1, readsPerReader: reads)
+    let two = try await PoolBench.readThroughput(path: poolPath, readers: 2, readsPerReader: reads)
+    print("pool read throughput, 2 readers ÷ 1 reader\t\(String(format: "%.2f", two / one))\t-")
+    notes.append("pool reads per second: \(String(format: "%.0f", one)) with 1 reader, \(String(format: "%.0f", two)) with 2")
+    let latency = try await PoolBench.observationLatency(rounds: isQuick ? 5 : 200)
+    print("observation latency, commit to value (µs)\t\(String(format: "%.0f", latency))\t-")
+}
 for note in notes { print("# \(note)") }
