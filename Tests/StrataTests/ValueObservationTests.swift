@@ -74,6 +74,19 @@ final class ValueLog<Value: Sendable>: @unchecked Sendable {
         #expect(log.values == [["b"], ["b", "e"]])
     }
 
+    @Test func seesATableEmptiedByDeleteWithoutWhere() async throws {
+        let queue = try makeQueue()
+        let log = ValueLog<[String]>()
+        let task = Task {
+            for try await titles in Self.titles.values(in: queue) { log.append(titles) }
+        }
+        defer { task.cancel() }
+        try await log.wait(for: 1)
+        try await queue.write { db in _ = try Note.deleteAll(db) }  // DELETE FROM notes
+        try await log.wait(for: 2)
+        #expect(log.values == [["b"], []])
+    }
+
     @Test func worksWithAPoolAndWithTypedQueriesAndRecords() async throws {
         let pool = try DatabasePool(path: try makeTemporaryPath())
         try await pool.write { db in try db.create(table: Note.self) }

@@ -61,6 +61,7 @@ final class SerializedDatabase: @unchecked Sendable {
             self.changeCenter = center
             self.database.changeRecorder = ChangeRecorder()
             try? self.database.installHooks()
+            try? self.database.disableTruncateOptimization()
         }
     }
 

@@ -120,26 +120,61 @@ extension Database {
     /// Runs `body`, returning the tables it read (through SQLite's
     /// authorizer), for query observation.
     func trackingReadTables<T>(_ body: () throws -> T) throws -> (T, Set<String>) {
-        let handle = try checkedConnection()
+        _ = try checkedConnection()
         let tables = ReadTables()
-        let context = Unmanaged.passUnretained(tables).toOpaque()
-        sqlite3_set_authorizer(handle, { context, action, table, _, _, _ in
-            if action == SQLITE_READ, let context, let table {
-                Unmanaged<ReadTables>.fromOpaque(context).takeUnretainedValue().names.insert(String(cString: table).lowercased())
-            }
-            return SQLITE_OK
-        }, context)
-        defer { sqlite3_set_authorizer(handle, nil, nil) }
+        authorizer.readTables = tables
+        try installAuthorizer()
+        defer {
+            authorizer.readTables = nil
+            try? installAuthorizer()
+        }
         // Cached statements were authorized when prepared: prepare afresh.
         statementCache.removeAll()
-        let result = try withExtendedLifetime(tables) { try body() }
+        let result = try body()
         statementCache.removeAll()
         return (result, tables.names)
     }
+
+    /// Makes every DELETE visit its rows, so the update hook reports them:
+    /// without it, `DELETE FROM t` empties the table at once (SQLite's
+    /// truncate optimization) and reports nothing.
+    func disableTruncateOptimization() throws {
+        authorizer.disablesTruncate = true
+        try installAuthorizer()
+        statementCache.removeAll()
+    }
+
+    /// Installs the authorizer callback when observation needs it.
+    private func installAuthorizer() throws {
+        let handle = try checkedConnection()
+        guard authorizer.readTables != nil || authorizer.disablesTruncate else {
+            sqlite3_set_authorizer(handle, nil, nil)
+            return
+        }
+        sqlite3_set_authorizer(handle, { context, action, table, _, _, _ in
+            guard let context else { return SQLITE_OK }
+            let state = Unmanaged<AuthorizerState>.fromOpaque(context).takeUnretainedValue()
+            if action == SQLITE_READ, let table, let tables = state.readTables {
+                tables.names.insert(String(cString: table).lowercased())
+            }
+            if action == SQLITE_DELETE && state.disablesTruncate {
+                // IGNORE on a DELETE keeps the delete but bypasses the
+                // truncate optimization (see lang_delete.html).
+                return SQLITE_IGNORE
+            }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(authorizer).toOpaque())
+    }
+}
+
+/// What the authorizer callback does for observation.
+final class AuthorizerState {
+    var readTables: ReadTables?
+    var disablesTruncate = false
 }
 
 /// The tables a statement read, noted by the authorizer.
-private final class ReadTables {
+final class ReadTables {
     var names: Set<String> = []
 }
 

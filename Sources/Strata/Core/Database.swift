@@ -46,6 +46,8 @@ public final class Database {
     var rollbackHook: (() -> Void)?
     /// The observation layer's own hooks, called besides the user's.
     var changeRecorder: ChangeRecorder?
+    /// The observation layer's authorizer settings.
+    let authorizer = AuthorizerState()
 
     /// Opens a database file.
     ///

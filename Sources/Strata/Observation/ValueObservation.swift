@@ -18,8 +18,9 @@
 /// cause no work at all. Cancelling the task that iterates stops the
 /// tracking.
 ///
-/// Changes are seen through SQLite's update hook: rows of rowid tables. A
-/// `DELETE` without `WHERE` (SQLite's truncate optimization) and changes to
+/// Changes are seen through SQLite's update hook, which reports rows of
+/// rowid tables (a `DELETE` without `WHERE` included: while observed, the
+/// writer turns SQLite's truncate optimization off). Changes to
 /// `WITHOUT ROWID` tables are not reported.
 public struct ValueObservation<Value: Sendable & Equatable>: Sendable {
     let fetch: @Sendable (Database) throws -> Value
