@@ -28,17 +28,9 @@ enum RawC {
     /// Creates the fetch benchmarks' table of ten INT columns.
     static func makeItems(_ path: String, rowCount: Int) throws {
         let connection = try open(path)
-        defer { sqlite3_close(connection) }
-        try exec(connection, "DROP TABLE IF EXISTS items; CREATE TABLE items (i0 INT, i1 INT, i2 INT, i3 INT, i4 INT, i5 INT, i6 INT, i7 INT, i8 INT, i9 INT)")
-        try exec(connection, "BEGIN")
-        let statement = try prepare(connection, "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        for row in 0..<rowCount {
-            for column in 0..<10 { sqlite3_bind_int64(statement, Int32(column + 1), Int64(row + column)) }
-            guard sqlite3_step(statement) == SQLITE_DONE else { throw BenchmarkError("insert failed") }
-            sqlite3_reset(statement)
-        }
-        sqlite3_finalize(statement)
-        try exec(connection, "COMMIT")
+        try exec(connection, "DROP TABLE IF EXISTS items")
+        sqlite3_close(connection)
+        _ = try insert(path, rowCount: rowCount)
     }
 
     /// Fetches every row, reading the ten columns; returns their sum.

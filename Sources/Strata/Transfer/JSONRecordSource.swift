@@ -114,29 +114,45 @@ final class JSONRecordSource: ImportRecordSource {
     }
 
     private func readRestOfObject() throws {
-        var depth = 1
-        var inString = false
-        var escaped = false
-        while depth > 0 {
+        var nesting = JSONNesting(depth: 1)
+        while !nesting.isClosed {
             guard let byte = try nextByte() else {
                 throw error("the JSON object is not closed", line: objectLine)
             }
             objectBytes.append(byte)
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
+            nesting.feed(byte)
+        }
+    }
+}
+
+/// Follows a JSON value's nesting byte by byte, through strings and their
+/// escapes, to find where an object or array ends.
+struct JSONNesting {
+    var depth = 0
+    private var inString = false
+    private var escaped = false
+
+    init(depth: Int = 0) {
+        self.depth = depth
+    }
+
+    var isClosed: Bool { depth == 0 }
+
+    mutating func feed(_ byte: UInt8) {
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
             } else if byte == UInt8(ascii: "\"") {
-                inString = true
-            } else if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
-                depth += 1
-            } else if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") {
-                depth -= 1
+                inString = false
             }
+        } else if byte == UInt8(ascii: "\"") {
+            inString = true
+        } else if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+            depth += 1
+        } else if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") {
+            depth -= 1
         }
     }
 }
@@ -263,23 +279,12 @@ struct JSONObjectParser {
     }
 
     private mutating func skipComposite() throws {
-        var depth = 0
-        var inString = false
-        var escaped = false
+        var nesting = JSONNesting()
         repeat {
             guard index < bytes.count else { throw error("unclosed array or object") }
-            let byte = bytes[index]
+            nesting.feed(bytes[index])
             index += 1
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-            } else if byte == UInt8(ascii: "\"") {
-                inString = true
-            } else if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
-                depth += 1
-            } else if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") {
-                depth -= 1
-            }
-        } while depth > 0
+        } while !nesting.isClosed
     }
 
     /// Decodes a string into `storage`, returning its range there.
