@@ -10,15 +10,39 @@ infix operator <- : AssignmentPrecedence
 
 /// A column and the value to store in it: `title <- "Heat"`.
 public struct SQLSetter: Sendable {
+    enum Content: Sendable {
+        /// A value to bind: kept as is, so that a plain insert builds no
+        /// SQL fragment per value.
+        case bound((any DatabaseValueConvertible)?)
+        case expression(SQLLiteral)
+    }
+
     /// The column's name.
     public let columnName: String
-    /// The value, bound, or an expression.
-    public let value: SQLLiteral
+    let content: Content
+
+    init(columnName: String, value: SQLLiteral) {
+        self.columnName = columnName
+        self.content = .expression(value)
+    }
+
+    init(columnName: String, bound value: (any DatabaseValueConvertible)?) {
+        self.columnName = columnName
+        self.content = .bound(value)
+    }
+
+    /// The value, bound (`?`), or an expression.
+    public var value: SQLLiteral {
+        switch content {
+        case .bound(let value): valueLiteral(value)
+        case .expression(let literal): literal
+        }
+    }
 }
 
 /// Sets a column to a value: `title <- "Heat"`.
 public func <- <V: DatabaseValueConvertible>(column: SQLExpression<V>, value: V) -> SQLSetter {
-    SQLSetter(columnName: column.resultColumnName, value: valueLiteral(value))
+    SQLSetter(columnName: column.resultColumnName, bound: value)
 }
 
 /// Sets a column to an expression: `year <- year + 1`.
@@ -145,9 +169,9 @@ public struct SQLInsert: SQLLiteralConvertible {
         columns.reserveCapacity(setters.count)
         values.reserveCapacity(setters.count)
         for setter in setters {
-            guard setter.value.sql == "?", setter.value.arguments.count == 1 else { return nil }
+            guard case .bound(let value) = setter.content else { return nil }
             columns.append(setter.columnName)
-            values.append(setter.value.arguments[0])
+            values.append(value)
         }
         return (columns, values)
     }
