@@ -14,8 +14,6 @@ final class ChangeCenter: @unchecked Sendable {
     private var observers: [Int: Observer] = [:]
     private var nextID = 0
 
-    var hasObservers: Bool { lock.withLock { !observers.isEmpty } }
-
     /// Registers an observer; its stream yields the changes of each committed
     /// transaction that touched one of `tables` (or any table when nil).
     /// Only the newest pending notification is kept when the reader lags:
