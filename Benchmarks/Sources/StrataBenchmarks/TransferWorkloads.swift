@@ -103,7 +103,7 @@ enum TransferBench {
     /// `count` lookups of random IPv4 addresses in `rangeCount` ranges:
     /// ipgeo's 16-byte BLOB primary key, against the seed's unindexed
     /// `? BETWEEN start AND end` scan. Returns seconds per lookup for each.
-    static func ipLookups(rangeCount: Int, lookups: Int, scanLookups: Int) throws -> (Double, Double) {
+    static func ipLookups(rangeCount: Int, lookups: Int, scanLookups: Int, torGeoIP: String? = nil) throws -> (Double, Double) {
         let db = try Database(path: temporaryDatabasePath("ip.sqlite"))
         try db.execute(sql: """
             CREATE TABLE ranges(start BLOB PRIMARY KEY, "end" BLOB NOT NULL, country TEXT NOT NULL) WITHOUT ROWID;
@@ -112,18 +112,35 @@ enum TransferBench {
         func blob(_ value: UInt32) -> Data {
             Data(repeating: 0, count: 10) + Data([0xFF, 0xFF, UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)])
         }
-        let width = UInt32.max / UInt32(rangeCount)
+        // Tor's IPv4 geoip file (the ipgeo example's real data) when given,
+        // else evenly spread synthetic ranges.
+        var ranges: [(UInt32, UInt32, String)] = []
+        if let torGeoIP, let text = try? String(contentsOfFile: torGeoIP + "/geoip", encoding: .utf8) {
+            for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+                let fields = line.split(separator: ",")
+                if fields.count == 3, let start = UInt32(fields[0]), let end = UInt32(fields[1]) {
+                    ranges.append((start, end, String(fields[2])))
+                }
+            }
+        } else {
+            let width = UInt32.max / UInt32(rangeCount)
+            for index in 0..<UInt32(rangeCount) {
+                ranges.append((index * width, index * width + width - 1, ["AU", "CN", "US", "FR", "JP"][Int(index % 5)]))
+            }
+        }
         try db.transaction {
             let indexed = try db.makeStatement(sql: "INSERT INTO ranges VALUES (?, ?, ?)")
             let scanned = try db.makeStatement(sql: "INSERT INTO ips VALUES (?, ?, ?)")
-            for index in 0..<UInt32(rangeCount) {
-                let start = index * width, end = start + width - 1
-                let country = ["AU", "CN", "US", "FR", "JP"][Int(index % 5)]
+            for (start, end, country) in ranges {
                 try indexed.execute(arguments: [blob(start), blob(end), country])
                 try scanned.execute(arguments: [Int64(start), Int64(end), country])
             }
         }
-        let addresses = (0..<lookups).map { _ in UInt32.random(in: 0...UInt32.max - 1) }
+        // Addresses inside the ranges, so both lookups find a country.
+        let addresses = (0..<lookups).map { _ -> UInt32 in
+            let range = ranges.randomElement()!
+            return UInt32.random(in: range.0...range.1)
+        }
         let lookup = try db.makeStatement(sql: "SELECT \"end\", country FROM ranges WHERE start <= ? ORDER BY start DESC LIMIT 1")
         let (indexedTime, found) = try seconds {
             var found = 0
