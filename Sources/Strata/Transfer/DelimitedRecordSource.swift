@@ -164,6 +164,15 @@ final class DelimitedRecordSource: ImportRecordSource {
             let byte = base[position]
             position += 1
             sawByte = true
+            if state == .quoteInQuoted && byte != quote {
+                // A closing quote: only a delimiter or a line end may follow,
+                // handled below as after any field.
+                guard byte == delimiter || byte == lineFeed || byte == carriageReturn else {
+                    throw ImportError(file: file, line: record.line, column: record.values.count + 1,
+                                      message: "unexpected character after a closing quote")
+                }
+                state = .unquoted
+            }
             switch state {
             case .fieldStart, .unquoted:
                 if byte == delimiter {
@@ -201,21 +210,9 @@ final class DelimitedRecordSource: ImportRecordSource {
                     record.bytes.append(byte)
                 }
             case .quoteInQuoted:
-                if byte == quote {
-                    record.bytes.append(quote)
-                    state = .quoted
-                } else if byte == delimiter {
-                    try endField(&record, &field)
-                    state = .fieldStart
-                } else if byte == lineFeed || byte == carriageReturn {
-                    line += 1
-                    if byte == carriageReturn { skipLineFeed = true }
-                    try endField(&record, &field)
-                    return true
-                } else {
-                    throw ImportError(file: file, line: record.line, column: record.values.count + 1,
-                                      message: "unexpected character after a closing quote")
-                }
+                // A doubled quote inside a quoted field.
+                record.bytes.append(quote)
+                state = .quoted
             }
         }
     }
