@@ -28,12 +28,10 @@ public final class Database {
 
     let state: ConnectionState
     var statementCache: [String: Statement] = [:]
-    /// Records' INSERT statements by record type and columns, so inserting
-    /// many records neither rebuilds nor rehashes the SQL each time.
-    var recordInsertStatements: [ObjectIdentifier: (columns: [String], statement: Statement)] = [:]
-    /// Typed-query INSERTs of plain values, by table and columns, for the
-    /// same reason.
-    var plainInsertStatements: [String: (columns: [String], statement: Statement)] = [:]
+    /// INSERT statements of records (by record type) and of plain typed
+    /// inserts (by table), with their columns: inserting many rows neither
+    /// rebuilds nor rehashes the SQL each time.
+    var insertStatements: [AnyHashable: (columns: [String], statement: Statement)] = [:]
     var savepointCounter = 0
 
     /// A handle that can interrupt this connection's running statement from
@@ -186,8 +184,7 @@ public final class Database {
     public func close() throws {
         guard let handle = state.sqliteConnection else { return }
         statementCache.removeAll()
-        recordInsertStatements.removeAll()
-        plainInsertStatements.removeAll()
+        insertStatements.removeAll()
         interruptHandle.invalidate()
         sqlite3_update_hook(handle, nil, nil)
         sqlite3_commit_hook(handle, nil, nil)
@@ -291,6 +288,20 @@ public final class Database {
             }
             return result
         }
+    }
+
+    /// The INSERT kept under `key` for these columns, prepared with `sql()`
+    /// when there is none yet, the columns changed, or the kept one is still
+    /// being stepped elsewhere.
+    func insertStatement(for key: AnyHashable, columns: [String], sql: () -> String) throws -> Statement {
+        if let cached = insertStatements[key], cached.columns == columns,
+            sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0
+        {
+            return cached.statement
+        }
+        let statement = try makeStatement(sql: sql())
+        insertStatements[key] = (columns, statement)
+        return statement
     }
 
     /// A statement from the connection's cache, prepared on first use.

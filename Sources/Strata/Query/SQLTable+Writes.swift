@@ -306,15 +306,7 @@ extension Database {
         if let (columns, values) = insert.plainColumnsAndValues {
             // The common case: reuse the prepared INSERT for this table and
             // these columns without building its SQL again.
-            let statement: Statement
-            if let cached = plainInsertStatements[insert.tableName], cached.columns == columns,
-                sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0
-            {
-                statement = cached.statement
-            } else {
-                statement = try makeStatement(sql: insert.sqlLiteral.sql)
-                plainInsertStatements[insert.tableName] = (columns, statement)
-            }
+            let statement = try insertStatement(for: insert.tableName, columns: columns) { insert.sqlLiteral.sql }
             try statement.execute(arguments: StatementArguments(values))
         } else {
             let literal = insert.sqlLiteral

@@ -65,17 +65,11 @@ extension DatabaseRecord {
     }
 
     /// The prepared INSERT for these columns, kept per record type on the
-    /// connection (a statement still stepped elsewhere is not reused).
+    /// connection.
     private static func insertStatement(_ db: Database, columns: [String]) throws -> Statement {
-        let key = ObjectIdentifier(Self.self)
-        if let cached = db.recordInsertStatements[key], cached.columns == columns,
-            sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0
-        {
-            return cached.statement
+        try db.insertStatement(for: ObjectIdentifier(Self.self), columns: columns) {
+            insertSQL(columns, resolution: nil)
         }
-        let statement = try db.makeStatement(sql: insertSQL(columns, resolution: nil))
-        db.recordInsertStatements[key] = (columns, statement)
-        return statement
     }
 
     /// The record as inserted, with its assigned key.
