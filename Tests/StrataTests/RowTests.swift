@@ -105,6 +105,21 @@ import Testing
         #expect(second.columnNames == ["n"])
     }
 
+    @Test func aLiveRowKeepsItsStatementAlive() throws {
+        var configuration = Configuration()
+        configuration.statementCacheCapacity = 0
+        let db = try Database(configuration: configuration)
+        // The row is the only owner of its cursor and statement: reading it
+        // must not touch a finalized statement.
+        let row = try #require(try Row.fetchCursor(db, sql: "SELECT 41 + 1 AS n, 'x' AS s").next())
+        for _ in 0..<3 {
+            _ = try Row.fetchAll(db, sql: "SELECT 1, 2, 3")
+        }
+        #expect(try row["n"] as Int == 42)
+        #expect(try row[1] as String == "x")
+        #expect(throws: DatabaseDecodingError.self) { try row[1] as Int }
+    }
+
     @Test func rowsCompareByNamesAndValues() throws {
         let db = try Database()
         let rows = try Row.fetchAll(db, sql: "SELECT 1 AS a, 'x' AS b UNION ALL SELECT 1, 'x' UNION ALL SELECT 2, 'y'")

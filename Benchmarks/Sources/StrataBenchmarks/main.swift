@@ -1,6 +1,7 @@
 import Foundation
 
-// Usage: StrataBenchmarks [--quick] [--filter TEXT] [--flights FILE] [--sqlite3 PATH]
+// Usage: StrataBenchmarks [--quick] [--filter TEXT] [--flights FILE] [--sqlite3 PATH] [--tor-geoip DIR]
+//        StrataBenchmarks [--quick] [--filter TEXT] --profile raw|strata|grdb
 let arguments = CommandLine.arguments
 if arguments.count == 4 && arguments[1] == "--import-child" {
     try TransferBench.importChild(csv: arguments[2], database: arguments[3])
@@ -40,6 +41,22 @@ var workloads: [Workload] = [
 ]
 
 if let filter { workloads = workloads.filter { $0.name.contains(filter) } }
+
+// `--profile raw|strata|grdb`: runs each selected workload's implementation
+// once, untimed, for a profiler (`valgrind --tool=callgrind`, `perf record`).
+if let implementation = option("--profile") {
+    for workload in workloads {
+        try workload.prepare()
+        let run: (() throws -> Int)? = switch implementation {
+        case "raw": workload.raw
+        case "strata": workload.strata
+        case "grdb": workload.grdb
+        default: throw BenchmarkError("--profile takes raw, strata or grdb")
+        }
+        if let run { print("\(workload.name)\t\(implementation)\tchecksum \(try run())") }
+    }
+    exit(0)
+}
 
 print("# \(isQuick ? "quick mode" : "full run"): fetch \(fetchRows) rows, insert \(insertRows) rows, median of \(repetitions) after a warm-up")
 print("path\tstrata÷raw\tgrdb÷raw")

@@ -32,17 +32,24 @@ public struct Row {
     /// The statement's step generation when a live row was made.
     @usableFromInline
     let generation: UInt
+    /// The statement's live state (owned by the statement, which `cursor`
+    /// keeps alive); nil for a detached row. Column reads go through it
+    /// without touching a class reference.
+    @usableFromInline
+    let live: UnsafeMutablePointer<LiveStatementState>?
 
     @usableFromInline
     init(cursor: RowCursor) {
         self.cursor = cursor
         self.detached = nil
+        self.live = cursor.statement.liveState
         self.generation = cursor.statement.generation
     }
 
     init(detached: DetachedRow) {
         self.cursor = nil
         self.detached = detached
+        self.live = nil
         self.generation = 0
     }
 
@@ -117,12 +124,29 @@ public struct Row {
     ///   the value does not fit `T`.
     @inlinable
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
-        if let cursor {
-            let statement = cursor.statement
-            guard statement.generation == generation else { throw Self.staleRowError(sql: statement.sql) }
-            return try statement.decodeColumn(T.self, at: index)
+        if let live {
+            // `cursor` owns the statement that owns `live`.
+            return try withExtendedLifetime(cursor) {
+                let state = live.pointee
+                guard state.generation == generation else { throw liveFailure(T.self, at: index) }
+                if index >= 0 && index < state.columnCount,
+                    let value = T.decode(from: state.sqliteStatement, at: Int32(truncatingIfNeeded: index))
+                {
+                    return value
+                }
+                throw liveFailure(T.self, at: index)
+            }
         }
         return try decodeDetached(T.self, at: index)
+    }
+
+    /// The error of a failed read of a live row: stale, out of range or a
+    /// value that does not fit.
+    @usableFromInline
+    func liveFailure(_ type: Any.Type, at index: Int) -> Error {
+        let statement = cursor!.statement
+        guard isCurrent else { return Self.staleRowError(sql: statement.sql) }
+        return statement.decodingFailure(type, at: index)
     }
 
     @usableFromInline

@@ -44,19 +44,21 @@ public final class Statement {
 
     let connectionState: ConnectionState
 
-    /// Changes whenever the statement steps or resets, so a row read from a
-    /// cursor can tell it is no longer the current row. Kept behind a
-    /// pointer: reading a class's `var` on every column read would cost a
-    /// dynamic exclusivity check.
+    /// What a row needs to read the statement's current row, behind a
+    /// pointer so a read touches no class property: reading a class's `var`
+    /// on every column read would cost a dynamic exclusivity check, and a
+    /// class reference a retain and a release.
     @usableFromInline
-    let generationStorage: UnsafeMutablePointer<UInt>
+    let liveState: UnsafeMutablePointer<LiveStatementState>
 
     /// Where the next name lookup is expected to land: rows are usually read
     /// column after column, so the name at this index is tried first.
     private let lookupHint: UnsafeMutablePointer<Int>
 
+    /// Changes whenever the statement steps or resets, so a row read from a
+    /// cursor can tell it is no longer the current row.
     @inlinable
-    var generation: UInt { generationStorage.pointee }
+    var generation: UInt { liveState.pointee.generation }
 
     init(sqliteStatement: OpaquePointer, sql: String?, connectionState: ConnectionState) {
         self.sqliteStatement = sqliteStatement
@@ -75,14 +77,16 @@ public final class Statement {
         self.columnNames = (0..<columnCount).map { index in
             sqlite3_column_name(sqliteStatement, Int32(index)).map { String(cString: $0) } ?? ""
         }
-        generationStorage = .allocate(capacity: 1)
-        generationStorage.initialize(to: 0)
+        liveState = .allocate(capacity: 1)
+        liveState.initialize(to: LiveStatementState(
+            sqliteStatement: sqliteStatement, columnCount: columnCount, generation: 0))
         lookupHint = .allocate(capacity: 1)
         lookupHint.initialize(to: 0)
     }
 
     deinit {
-        generationStorage.deallocate()
+        liveState.deinitialize(count: 1)
+        liveState.deallocate()
         lookupHint.deallocate()
         // Valid even after the connection was closed with sqlite3_close_v2:
         // the connection lingers until its last statement is finalized.
@@ -155,7 +159,7 @@ public final class Statement {
     /// Steps once: true when a row is available.
     @inlinable
     func step() throws -> Bool {
-        generationStorage.pointee &+= 1
+        liveState.pointee.generation &+= 1
         let code = sqlite3_step(sqliteStatement)
         if code == SQLITE_ROW { return true }
         if code == SQLITE_DONE { return false }
@@ -181,7 +185,7 @@ public final class Statement {
     /// Resets without reporting the last step's error again.
     @usableFromInline
     func resetQuietly() {
-        generationStorage.pointee &+= 1
+        liveState.pointee.generation &+= 1
         sqlite3_reset(sqliteStatement)
     }
 
@@ -234,6 +238,25 @@ public final class Statement {
 
 @available(*, unavailable)
 extension Statement: Sendable {}
+
+/// The part of a statement a live row reads on every column access.
+@usableFromInline
+struct LiveStatementState {
+    @usableFromInline
+    let sqliteStatement: OpaquePointer
+    @usableFromInline
+    let columnCount: Int
+    /// Bumped by every step and reset.
+    @usableFromInline
+    var generation: UInt
+
+    @usableFromInline
+    init(sqliteStatement: OpaquePointer, columnCount: Int, generation: UInt) {
+        self.sqliteStatement = sqliteStatement
+        self.columnCount = columnCount
+        self.generation = generation
+    }
+}
 
 extension Statement: CustomStringConvertible {
     /// The statement's SQL.
