@@ -140,6 +140,14 @@ public struct Row {
         return try decodeDetached(T.self, at: index)
     }
 
+    /// The error of a failed read of a live row by column name: stale, no
+    /// such column or a value that does not fit.
+    @usableFromInline
+    func liveFailure(_ type: Any.Type, forColumn name: String) -> Error {
+        guard let index = columnIndexForDecoding(name) else { return missingColumn(name, type: type) }
+        return liveFailure(type, at: index)
+    }
+
     /// The error of a failed read of a live row: stale, out of range or a
     /// value that does not fit.
     @usableFromInline
@@ -170,6 +178,18 @@ public struct Row {
     ///   value does not fit `T`.
     @inlinable
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, forColumn name: String) throws -> T {
+        if let live {
+            // `cursor` owns the statement that owns `live`.
+            return try withExtendedLifetime(cursor) {
+                if live.pointee.generation == generation,
+                    let index = live.pointee.index(ofColumn: name),
+                    let value = T.decode(from: live.pointee.sqliteStatement, at: Int32(truncatingIfNeeded: index))
+                {
+                    return value
+                }
+                throw liveFailure(T.self, forColumn: name)
+            }
+        }
         guard let index = columnIndexForDecoding(name) else {
             throw missingColumn(name, type: T.self)
         }

@@ -51,10 +51,6 @@ public final class Statement {
     @usableFromInline
     let liveState: UnsafeMutablePointer<LiveStatementState>
 
-    /// Where the next name lookup is expected to land: rows are usually read
-    /// column after column, so the name at this index is tried first.
-    private let lookupHint: UnsafeMutablePointer<Int>
-
     /// Changes whenever the statement steps or resets, so a row read from a
     /// cursor can tell it is no longer the current row.
     @inlinable
@@ -79,15 +75,12 @@ public final class Statement {
         }
         liveState = .allocate(capacity: 1)
         liveState.initialize(to: LiveStatementState(
-            sqliteStatement: sqliteStatement, columnCount: columnCount, generation: 0))
-        lookupHint = .allocate(capacity: 1)
-        lookupHint.initialize(to: 0)
+            sqliteStatement: sqliteStatement, columnNames: columnNames, generation: 0))
     }
 
     deinit {
         liveState.deinitialize(count: 1)
         liveState.deallocate()
-        lookupHint.deallocate()
         // Valid even after the connection was closed with sqlite3_close_v2:
         // the connection lingers until its last statement is finalized.
         sqlite3_finalize(sqliteStatement)
@@ -111,17 +104,7 @@ public final class Statement {
     /// The 0-based index of the column named `name`, compared without regard to
     /// ASCII case as SQLite does; nil when there is none. The first match wins.
     public func index(ofColumn name: String) -> Int? {
-        let hint = lookupHint.pointee
-        let found: Int
-        if hint < columnCount && columnNames[hint] == name {
-            found = hint
-        } else if let index = columnIndex(named: name, in: columnNames) {
-            found = index
-        } else {
-            return nil
-        }
-        lookupHint.pointee = found + 1 == columnCount ? 0 : found + 1
-        return found
+        liveState.pointee.index(ofColumn: name)
     }
 
     // MARK: - Running
@@ -246,21 +229,41 @@ struct LiveStatementState {
     let sqliteStatement: OpaquePointer
     @usableFromInline
     let columnCount: Int
+    @usableFromInline
+    let columnNames: [String]
     /// Bumped by every step and reset.
     @usableFromInline
     var generation: UInt
-
+    /// Where the next name lookup is expected to land: rows are usually read
+    /// column after column, so the name at this index is tried first.
     @usableFromInline
-    init(sqliteStatement: OpaquePointer, columnCount: Int, generation: UInt) {
+    var lookupHint = 0
+
+    init(sqliteStatement: OpaquePointer, columnNames: [String], generation: UInt) {
         self.sqliteStatement = sqliteStatement
-        self.columnCount = columnCount
+        self.columnCount = columnNames.count
+        self.columnNames = columnNames
         self.generation = generation
     }
-}
 
-extension Statement: CustomStringConvertible {
-    /// The statement's SQL.
-    public var description: String { sql }
+    /// The index of the column named `name`: exact match first, then ASCII
+    /// case-insensitive; nil when there is none.
+    @inlinable
+    mutating func index(ofColumn name: String) -> Int? {
+        let hint = lookupHint
+        if hint < columnCount && columnNames[hint] == name {
+            lookupHint = hint + 1 == columnCount ? 0 : hint + 1
+            return hint
+        }
+        return searchIndex(ofColumn: name)
+    }
+
+    @usableFromInline
+    mutating func searchIndex(ofColumn name: String) -> Int? {
+        guard let found = columnIndex(named: name, in: columnNames) else { return nil }
+        lookupHint = found + 1 == columnCount ? 0 : found + 1
+        return found
+    }
 }
 
 /// Finds a column by name: an exact match first (cheap for the short strings

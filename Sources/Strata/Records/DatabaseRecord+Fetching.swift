@@ -1,11 +1,13 @@
 extension DatabaseRecord {
     /// Every record of the table.
+    @inlinable
     public static func fetchAll(_ db: Database) throws -> [Self] {
         try fetchAll(db, table)
     }
 
     /// The records a typed query selects:
     /// `Note.fetchAll(db, Note.table.filter(title.like("%x%")).order(title))`.
+    @inlinable
     public static func fetchAll(_ db: Database, _ query: some SQLLiteralConvertible) throws -> [Self] {
         let literal = query.sqlLiteral
         return try fetchAll(db, sql: literal.sql, arguments: literal.statementArguments)
@@ -14,6 +16,7 @@ extension DatabaseRecord {
     /// The records of raw SQL.
     ///
     /// - Throws: ``DatabaseDecodingError`` when a row does not fit the type.
+    @inlinable  // specialized for the record type: appending to a generic [Self] looks up its metadata per row
     public static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Self] {
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         let context = RecordDecodingContext(ignored: databaseIgnoredColumns)

@@ -1,35 +1,61 @@
 import Foundation
 
-/// What decoding one statement's rows into records shares: the column
-/// indexes by name, resolved on the first row.
-final class RecordDecodingContext {
+/// What decoding one statement's rows into records shares: the row being
+/// decoded and the column indexes by name, resolved on the first row.
+///
+/// The state is `@exclusivity(unchecked)`: it belongs to one fetch, which
+/// decodes one row at a time on one thread, and the dynamic checks were a
+/// tenth of the cost of decoding a record.
+final class RecordDecodingState {
     let ignored: Set<String>
-    private var indexes: [String: Int]?
+    /// The row being decoded.
+    @exclusivity(unchecked) var row = Row(columnNames: [], values: [])
+    @exclusivity(unchecked) private var indexes: [String: Int]?
     /// The keys in the order the type decodes them, learned on the first
     /// row: later rows ask for the same keys in the same order, so a string
     /// comparison usually replaces a dictionary lookup.
-    private var orderedKeys: [String] = []
-    private var orderedIndexes: [Int?] = []
-    private var position = 0
-    private var isLearning = true
+    @exclusivity(unchecked) private var orderedKeys: [String] = []
+    @exclusivity(unchecked) private var orderedIndexes: [Int?] = []
+    @exclusivity(unchecked) private var position = 0
+    @exclusivity(unchecked) private var isLearning = true
 
     init(ignored: Set<String>) {
         self.ignored = ignored
     }
 
+    /// The current row's live statement state and generation (copied out of
+    /// `row`, which keeps them valid), so a read copies no `Row`.
+    @exclusivity(unchecked) private var live: UnsafeMutablePointer<LiveStatementState>?
+    @exclusivity(unchecked) private var generation: UInt = 0
+
     /// Starts a row.
-    func beginRow() {
+    func beginRow(_ row: Row) {
+        self.row = row
+        live = row.live
+        generation = row.generation
         if position > 0 { isLearning = false }
         position = 0
     }
 
-    func index(of column: String, in row: Row) -> Int? {
+    /// The current row's value at `index` as `T`.
+    @inline(__always)
+    func read<T: DatabaseValueConvertible>(_ type: T.Type, at index: Int) throws -> T {
+        if let live, live.pointee.generation == generation, index >= 0, index < live.pointee.columnCount,
+            let value = T.decode(from: live.pointee.sqliteStatement, at: Int32(truncatingIfNeeded: index))
+        {
+            return value
+        }
+        // A detached row, or the error.
+        return try row.decode(T.self, at: index)
+    }
+
+    func index(of column: String) -> Int? {
         if position < orderedKeys.count && orderedKeys[position] == column {
             let index = orderedIndexes[position]
             position += 1
             return index
         }
-        let index = lookUp(column, in: row)
+        let index = lookUp(column)
         if isLearning {
             orderedKeys.append(column)
             orderedIndexes.append(index)
@@ -38,7 +64,7 @@ final class RecordDecodingContext {
         return index
     }
 
-    private func lookUp(_ column: String, in row: Row) -> Int? {
+    private func lookUp(_ column: String) -> Int? {
         if indexes == nil {
             var map: [String: Int] = [:]
             for (index, name) in row.columnNames.enumerated() where map[name] == nil {
@@ -47,6 +73,62 @@ final class RecordDecodingContext {
             indexes = map
         }
         return indexes?[column] ?? row.index(ofColumn: column)
+    }
+}
+
+/// The decoder of one fetch's records: one object for all its rows, which
+/// also keeps the keyed container it made, so a row costs no allocation and
+/// no generic metadata lookup for the container.
+@usableFromInline
+final class RecordDecodingContext: Decoder {
+    let state: RecordDecodingState
+    /// The coding key type of `cachedContainer`.
+    @exclusivity(unchecked) private var cachedKeyType: Any.Type?
+    /// A `ContainerHolder<Key>` for `cachedKeyType`. The container refers
+    /// to `state` only, not to this object, so nothing forms a cycle.
+    @exclusivity(unchecked) private var cachedContainer: AnyObject?
+
+    @usableFromInline
+    init(ignored: Set<String>) {
+        self.state = RecordDecodingState(ignored: ignored)
+    }
+
+    init(state: RecordDecodingState) {
+        self.state = state
+    }
+
+    @usableFromInline
+    var codingPath: [any CodingKey] { [] }
+    @usableFromInline
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    @usableFromInline
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        if let cachedKeyType, cachedKeyType == Key.self, let cachedContainer {
+            return unsafeDowncast(cachedContainer, to: ContainerHolder<Key>.self).container
+        }
+        let container = KeyedDecodingContainer(RowKeyedContainer<Key>(state: state))
+        cachedKeyType = Key.self
+        cachedContainer = ContainerHolder(container)
+        return container
+    }
+
+    @usableFromInline
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        throw DecodingError.typeMismatch([Any].self, .init(codingPath: [], debugDescription: "a record is decoded from a row's columns, not from a list"))
+    }
+
+    @usableFromInline
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        throw DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a record is decoded from a row's columns, not from a single value"))
+    }
+}
+
+private final class ContainerHolder<Key: CodingKey> {
+    let container: KeyedDecodingContainer<Key>
+
+    init(_ container: KeyedDecodingContainer<Key>) {
+        self.container = container
     }
 }
 
@@ -61,59 +143,47 @@ extension DatabaseRecord {
         try decode(from: row, context: RecordDecodingContext(ignored: databaseIgnoredColumns))
     }
 
+    @usableFromInline
     static func decode(from row: Row, context: RecordDecodingContext) throws -> Self {
-        context.beginRow()
-        return try Self(from: RowDecoder(row: row, context: context))
+        context.state.beginRow(row)
+        return try Self(from: context)
     }
 }
 
-private struct RowDecoder: Decoder {
-    let row: Row
-    let context: RecordDecodingContext
-    var codingPath: [any CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
-
-    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(RowKeyedContainer<Key>(row: row, context: context))
-    }
-
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        throw DecodingError.typeMismatch([Any].self, .init(codingPath: [], debugDescription: "a record is decoded from a row's columns, not from a list"))
-    }
-
-    func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        throw DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a record is decoded from a row's columns, not from a single value"))
-    }
-}
-
+/// Reads a record's properties from the state's current row. A container
+/// kept beyond its record's `init(from:)` reads whatever row is current.
 private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let row: Row
-    let context: RecordDecodingContext
+    let state: RecordDecodingState
     var codingPath: [any CodingKey] { [] }
+    private var row: Row { state.row }
 
     var allKeys: [Key] { row.columnNames.compactMap { Key(stringValue: $0) } }
 
     func contains(_ key: Key) -> Bool {
-        context.index(of: key.stringValue, in: row) != nil
+        state.index(of: key.stringValue) != nil
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        guard let index = context.index(of: key.stringValue, in: row) else { return true }
+        guard let index = state.index(of: key.stringValue) else { return true }
         return try row.databaseValue(at: index).isNull
     }
 
+    // Inlined into each concrete `decode` so the read is specialized for the
+    // type: a generic read would look up `Optional<T>`'s metadata per value.
+    @inline(__always)
     private func value<T: DatabaseValueConvertible & Decodable>(_ type: T.Type, _ key: Key) throws -> T {
-        guard let index = context.index(of: key.stringValue, in: row) else {
-            if context.ignored.contains(key.stringValue) { return try emptyValue(of: type) }
+        guard let index = state.index(of: key.stringValue) else {
+            if state.ignored.contains(key.stringValue) { return try emptyValue(of: type) }
             throw DatabaseDecodingError(
                 reason: .columnNotFound, column: key.stringValue, columnIndex: nil, type: T.self, sql: row.sql)
         }
-        return try row.decode(T.self, at: index)
+        return try state.read(T.self, at: index)
     }
 
+    @inline(__always)
     private func optionalValue<T: DatabaseValueConvertible & Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
-        guard let index = context.index(of: key.stringValue, in: row) else { return nil }
-        return try row.decode(T?.self, at: index)
+        guard let index = state.index(of: key.stringValue) else { return nil }
+        return try state.read(T?.self, at: index)
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(type, key) }
@@ -146,8 +216,8 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optionalValue(type, key) }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        guard let index = context.index(of: key.stringValue, in: row) else {
-            if context.ignored.contains(key.stringValue) { return try emptyValue(of: type) }
+        guard let index = state.index(of: key.stringValue) else {
+            if state.ignored.contains(key.stringValue) { return try emptyValue(of: type) }
             throw DatabaseDecodingError(
                 reason: .columnNotFound, column: key.stringValue, columnIndex: nil, type: T.self, sql: row.sql)
         }
@@ -155,7 +225,7 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let index = context.index(of: key.stringValue, in: row), try !row.databaseValue(at: index).isNull else {
+        guard let index = state.index(of: key.stringValue), try !row.databaseValue(at: index).isNull else {
             return nil
         }
         return try decodeColumn(type, at: index, key: key)
@@ -196,8 +266,8 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         throw DecodingError.typeMismatch([Any].self, .init(codingPath: [key], debugDescription: "nested containers are not supported in records; store a nested Codable value instead"))
     }
 
-    func superDecoder() throws -> any Decoder { RowDecoder(row: row, context: context) }
-    func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row, context: context) }
+    func superDecoder() throws -> any Decoder { RecordDecodingContext(state: state) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { RecordDecodingContext(state: state) }
 }
 
 /// A short description of a JSON decoding failure, without the data.
