@@ -72,6 +72,29 @@ import Testing
         #expect(unnamed.code == .misuse)
     }
 
+    @Test func bindsNamesInAnyOrder() throws {
+        let db = try Database()
+        // In the statement's order, in another order, a name used twice in
+        // the SQL, prefixed keys, and a later duplicate key winning.
+        #expect(try Row.fetchOne(db, sql: "SELECT :a, :b", arguments: ["a": 1, "b": 2]) == Row(columnNames: [":a", ":b"], values: [1, 2]))
+        #expect(try Row.fetchOne(db, sql: "SELECT :a, :b", arguments: ["b": 2, "a": 1]) == Row(columnNames: [":a", ":b"], values: [1, 2]))
+        #expect(try Int.fetchOne(db, sql: "SELECT :a + :a * 10", arguments: ["a": 3]) == 33)
+        #expect(try Int.fetchOne(db, sql: "SELECT @a - $b", arguments: ["$b": 1, "@a": 5]) == 4)
+        #expect(try Int.fetchOne(db, sql: "SELECT :a", arguments: [":a": 1, "a": 2]) == 2)
+        // A statement reused with names in changing orders.
+        try db.execute(sql: "CREATE TABLE t(a, b)")
+        let insert = try db.makeStatement(sql: "INSERT INTO t VALUES (:a, :b)")
+        try insert.execute(arguments: ["a": 1, "b": 2])
+        try insert.execute(arguments: ["b": 4, "a": 3])
+        expectError(.misuse) { try insert.execute(arguments: ["a": 5, "c": 6]) }
+        expectError(.misuse) { try insert.execute(arguments: ["a": 5, "b": 6, "c": 7]) }
+        #expect(try Int.fetchAll(db, sql: "SELECT a * 10 + b FROM t ORDER BY a") == [12, 34])
+        // A script's statements share the names.
+        try db.execute(sql: "INSERT INTO t VALUES (:b, :a); INSERT INTO t VALUES (:a, 0)", arguments: ["a": 7, "b": 8])
+        #expect(try Int.fetchAll(db, sql: "SELECT a * 10 + b FROM t ORDER BY a") == [12, 34, 70, 87])
+        expectError(.misuse) { try db.execute(sql: "SELECT :a; SELECT :b", arguments: ["a": 1, "b": 2, "c": 3]) }
+    }
+
     @Test func rejectsArgumentsForAStatementWithoutParameters() throws {
         let db = try Database()
         expectError(.misuse) { try Int.fetchOne(db, sql: "SELECT 1", arguments: [1]) }

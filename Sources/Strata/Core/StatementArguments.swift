@@ -18,41 +18,46 @@ public struct StatementArguments: Sendable {
     /// Values for the parameters in order.
     public private(set) var values: [(any DatabaseValueConvertible)?]
 
+    /// Named values in the order given, names without their prefix; a later
+    /// duplicate name wins. Kept in order, not hashed: a dictionary literal
+    /// usually lists the names in the statement's order, so binding compares
+    /// each name with the parameter at the same position.
+    var namedPairs: [(String, (any DatabaseValueConvertible)?)]
+
     /// Values by parameter name, without the `:`, `@` or `$` prefix.
-    public private(set) var namedValues: [String: (any DatabaseValueConvertible)?]
+    public var namedValues: [String: (any DatabaseValueConvertible)?] {
+        Dictionary(namedPairs.map { (Self.bareName($0.0), $0.1) }, uniquingKeysWith: { _, later in later })
+    }
 
     /// Positional arguments.
     public init(_ values: [(any DatabaseValueConvertible)?]) {
         self.values = values
-        self.namedValues = [:]
+        self.namedPairs = []
     }
 
     /// Named arguments. A key may carry its prefix (`":id"`) or not (`"id"`).
     public init(_ namedValues: [String: (any DatabaseValueConvertible)?]) {
         self.values = []
-        self.namedValues = [:]
-        for (key, value) in namedValues {
-            self.namedValues[Self.bareName(key)] = value
-        }
+        self.namedPairs = namedValues.map { ($0.key, $0.value) }
     }
 
     /// Positional arguments from a sequence of values.
     public init<S: Sequence>(_ sequence: S) where S.Element: DatabaseValueConvertible {
         self.values = sequence.map { $0 }
-        self.namedValues = [:]
+        self.namedPairs = []
     }
 
     /// Whether there are no arguments at all.
-    public var isEmpty: Bool { values.isEmpty && namedValues.isEmpty }
+    public var isEmpty: Bool { values.isEmpty && namedPairs.isEmpty }
 
     /// Whether the arguments are named.
-    public var isNamed: Bool { !namedValues.isEmpty }
+    public var isNamed: Bool { !namedPairs.isEmpty }
 
     /// Appends positional arguments or merges named ones (right wins).
     public static func + (lhs: StatementArguments, rhs: StatementArguments) -> StatementArguments {
         var result = lhs
         result.values += rhs.values
-        result.namedValues.merge(rhs.namedValues) { _, new in new }
+        result.namedPairs += rhs.namedPairs
         return result
     }
 
@@ -73,17 +78,16 @@ extension StatementArguments: ExpressibleByDictionaryLiteral {
     /// Named arguments: `["id": 1, "title": "Heat"]`.
     public init(dictionaryLiteral elements: (String, (any DatabaseValueConvertible)?)...) {
         self.values = []
-        self.namedValues = [:]
-        for (key, value) in elements {
-            namedValues[Self.bareName(key)] = value
-        }
+        // Stored as given (no copy of the values); prefixes are removed
+        // when a name does not match as written.
+        self.namedPairs = elements
     }
 }
 
 extension StatementArguments: CustomStringConvertible {
     /// The arguments as SQL values: `[1, 'Heat']` or `[id: 1, title: 'Heat']`.
     public var description: String {
-        if !namedValues.isEmpty {
+        if !namedPairs.isEmpty {
             let items = namedValues.sorted { $0.key < $1.key }.map { key, value in
                 "\(key): \((value?.databaseValue ?? .null).description)"
             }
@@ -107,6 +111,9 @@ struct ArgumentConsumer {
     var boundStatementCount = 0
     var usedNames: Set<String>?
     var firstStatementNames: [String?] = []
+    var namedValueCache: [String: (any DatabaseValueConvertible)?]?
+    /// The number of distinct names, once known.
+    var distinctNameCount = -1
 
     init(_ arguments: StatementArguments) {
         self.arguments = arguments
@@ -117,15 +124,18 @@ struct ArgumentConsumer {
         let parameterCount = statement.parameterCount
         boundStatementCount += 1
         if arguments.isNamed {
-            if boundStatementCount == 1 { firstStatementNames = statement.parameterNames }
+            let names = statement.parameterNames
+            if boundStatementCount == 1 { firstStatementNames = names }
             if boundStatementCount == 2 { usedNames = Set(firstStatementNames.compactMap { $0 }) }
+            if usedNames == nil, try bindInOrder(to: statement, names: names) { return }
+            let namedValues = namedValueDictionary()
             for index in 0..<parameterCount {
-                guard let name = statement.parameterNames[index] else {
+                guard let name = names[index] else {
                     throw SQLiteError.misuse(
                         "named arguments were given, but parameter \(index + 1) has no name",
                         sql: statement.sql, arguments: arguments)
                 }
-                guard let value = arguments.namedValues[name] else {
+                guard let value = namedValues[name] else {
                     throw SQLiteError.misuse(
                         "missing argument for parameter \(statement.parameterPrefixedNames[index] ?? name)",
                         sql: statement.sql, arguments: arguments)
@@ -160,10 +170,36 @@ struct ArgumentConsumer {
     }
 
     /// Throws when arguments were left over once every statement was bound.
+    /// Binds named arguments listed in the statement's parameter order, the
+    /// common case, without hashing a name; false (nothing bound) otherwise.
+    private mutating func bindInOrder(to statement: Statement, names: [String?]) throws -> Bool {
+        let pairs = arguments.namedPairs
+        guard pairs.count == names.count else { return false }
+        for index in 0..<names.count where pairs[index].0 != names[index] {
+            return false
+        }
+        // The statement's parameter names are distinct, so the pairs are too.
+        for index in 0..<pairs.count {
+            try bindValue(pairs[index].1, to: statement, at: Int32(index + 1))
+        }
+        boundNameCount = pairs.count
+        distinctNameCount = pairs.count
+        return true
+    }
+
+    /// The named arguments by name (a later duplicate wins), made once.
+    private mutating func namedValueDictionary() -> [String: (any DatabaseValueConvertible)?] {
+        if let namedValueCache { return namedValueCache }
+        let dictionary = arguments.namedValues
+        namedValueCache = dictionary
+        distinctNameCount = dictionary.count
+        return dictionary
+    }
+
     func checkAllUsed(sql: String) throws {
         if arguments.isNamed {
-            if usedNames == nil && boundNameCount == arguments.namedValues.count { return }
-            let unused = Set(arguments.namedValues.keys).subtracting(usedNames ?? Set(firstStatementNames.compactMap { $0 }))
+            if usedNames == nil && boundNameCount == distinctNameCount { return }
+            let unused = Set(arguments.namedPairs.map { StatementArguments.bareName($0.0) }).subtracting(usedNames ?? Set(firstStatementNames.compactMap { $0 }))
             if !unused.isEmpty {
                 throw SQLiteError.misuse(
                     "unknown argument name\(unused.count > 1 ? "s" : ""): \(unused.sorted().joined(separator: ", "))",
