@@ -32,6 +32,9 @@ public final class Database {
     /// inserts (by table), with their columns: inserting many rows neither
     /// rebuilds nor rehashes the SQL each time.
     var insertStatements: [AnyHashable: (columns: [String], statement: Statement)] = [:]
+    /// Per record type, the encoder that binds records straight into the
+    /// cached INSERT of `insertStatements`.
+    var recordInsertEncoders: [ObjectIdentifier: RecordBindingEncoder] = [:]
     var savepointCounter = 0
 
     /// A handle that can interrupt this connection's running statement from
@@ -185,6 +188,7 @@ public final class Database {
         guard let handle = state.sqliteConnection else { return }
         statementCache.removeAll()
         insertStatements.removeAll()
+        recordInsertEncoders.removeAll()
         interruptHandle.invalidate()
         sqlite3_update_hook(handle, nil, nil)
         sqlite3_commit_hook(handle, nil, nil)
@@ -302,6 +306,22 @@ public final class Database {
         let statement = try makeStatement(sql: sql())
         insertStatements[key] = (columns, statement)
         return statement
+    }
+
+    /// The encoder binding records of a type into its cached INSERT, when
+    /// that statement exists and is not being stepped.
+    func recordInsertEncoder(
+        for type: ObjectIdentifier, make: (Statement, [String]) -> RecordBindingEncoder
+    ) -> RecordBindingEncoder? {
+        guard let cached = insertStatements[type], sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0 else {
+            return nil
+        }
+        if let encoder = recordInsertEncoders[type], encoder.statement === cached.statement {
+            return encoder
+        }
+        let encoder = make(cached.statement, cached.columns)
+        recordInsertEncoders[type] = encoder
+        return encoder
     }
 
     /// A statement from the connection's cache, prepared on first use.

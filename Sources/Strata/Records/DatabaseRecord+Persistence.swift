@@ -59,9 +59,38 @@ extension DatabaseRecord {
     /// - Throws: ``SQLiteError`` (a constraint error when a row with the same
     ///   key exists), or an encoding error.
     public mutating func insert(_ db: Database) throws {
+        if try insertByBinding(db) { return }
         let encoded = try EncodedRecord(self)
         try Self.insertStatement(db, columns: encoded.columns).execute(arguments: StatementArguments(encoded.values))
         try writeBackRowID(db, encoded)
+    }
+
+    /// Inserts by encoding the record straight into its type's cached
+    /// INSERT; false (nothing written) when there is no such statement yet
+    /// or the record does not encode the statement's columns in order.
+    private mutating func insertByBinding(_ db: Database) throws -> Bool {
+        let encoder = db.recordInsertEncoder(for: ObjectIdentifier(Self.self)) { statement, columns in
+            RecordBindingEncoder(
+                statement: statement, columns: columns, ignored: Self.databaseIgnoredColumns,
+                primaryKey: Self.databasePrimaryKey)
+        }
+        guard let encoder else { return false }
+        encoder.begin()
+        try encode(to: encoder)
+        guard encoder.isComplete else { return false }
+        let statement = encoder.statement
+        statement.arguments = []
+        do {
+            try statement.run()
+        } catch var error as SQLiteError {
+            // The error names the values, as the general path's does.
+            error.arguments = (try? EncodedRecord(self)).map { StatementArguments($0.values) }
+            throw error
+        }
+        if encoder.primaryKeyIsNull {
+            try didInsert(rowID: db.lastInsertedRowID, primaryKeyColumn: Self.databasePrimaryKey[0])
+        }
+        return true
     }
 
     /// The prepared INSERT for these columns, kept per record type on the

@@ -48,6 +48,10 @@ final class EncodingStorage {
             append(column, nil)
             return
         }
+        if let optional = value as? any OptionalValue, optional.isNone {
+            append(column, nil)
+            return
+        }
         if let convertible = value as? any DatabaseValueConvertible {
             append(column, convertible)
             return
@@ -172,4 +176,15 @@ private struct UnsupportedKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingC
     }
     mutating func superEncoder() -> any Encoder { RecordEncoder(storage: EncodingStorage(ignored: [], tableName: "")) }
     mutating func superEncoder(forKey key: Key) -> any Encoder { RecordEncoder(storage: EncodingStorage(ignored: [], tableName: "")) }
+}
+
+/// Lets an encoder see that a generic value is an Optional holding nil (a
+/// hand-written `encode(to:)` may call `encode(id, forKey:)` with a nil id),
+/// so it is stored as NULL and an assigned key is written back.
+protocol OptionalValue {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalValue {
+    var isNone: Bool { self == nil }
 }
