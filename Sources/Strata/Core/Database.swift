@@ -305,6 +305,7 @@ public final class Database {
         }
         let statement = try makeStatement(sql: sql())
         insertStatements[key] = (columns, statement)
+        if let type = key.base as? ObjectIdentifier { recordInsertEncoders[type] = nil }
         return statement
     }
 
@@ -313,11 +314,13 @@ public final class Database {
     func recordInsertEncoder(
         for type: ObjectIdentifier, make: (Statement, [String]) -> RecordBindingEncoder
     ) -> RecordBindingEncoder? {
+        // `insertStatement(for:columns:sql:)` drops a type's encoder when it
+        // replaces the type's statement, so a cached encoder is current.
+        if let encoder = recordInsertEncoders[type] {
+            return sqlite3_stmt_busy(encoder.sqliteStatement) == 0 ? encoder : nil
+        }
         guard let cached = insertStatements[type], sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0 else {
             return nil
-        }
-        if let encoder = recordInsertEncoders[type], encoder.statement === cached.statement {
-            return encoder
         }
         let encoder = make(cached.statement, cached.columns)
         recordInsertEncoders[type] = encoder
