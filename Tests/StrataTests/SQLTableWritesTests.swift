@@ -35,6 +35,39 @@ private let url = Column<String?>("url")
         #expect(try row[likes] == 0 && row[watched] == false && row[url] == nil)
     }
 
+    /// Repeated plain inserts reuse one statement: each row keeps its own
+    /// values, of every kind, and a failed one names its values.
+    @Test func repeatedInsertsBindEachRowsValues() throws {
+        let db = try Database()
+        let values = SQLTable("kinds")
+        let int = Column<Int>("int"), text = Column<String?>("text"), real = Column<Double>("real")
+        let blob = Column<Data>("blob"), day = Column<Date>("day"), big = Column<UInt64>("big")
+        try db.run(values.create { t in
+            t.column(int, unique: true); t.column(text); t.column(real); t.column(blob); t.column(day); t.column(big)
+        })
+        let epoch = Date(timeIntervalSince1970: 0)
+        for index in 0..<3 {
+            try db.run(values.insert(
+                int <- index, text <- (index == 1 ? nil : "t\(index)"), real <- Double(index) / 2,
+                blob <- Data([UInt8(index)]), day <- epoch.addingTimeInterval(Double(index) * 86_400), big <- UInt64(index)))
+        }
+        let rows = try values.order(int).fetchAll(db)
+        #expect(try rows.map { try $0[text] } == ["t0", nil, "t2"])
+        #expect(try rows.map { try $0[real] } == [0, 0.5, 1])
+        #expect(try rows.map { try $0[blob] } == [Data([0]), Data([1]), Data([2])])
+        #expect(try String.fetchAll(db, sql: "SELECT day FROM kinds ORDER BY int") == ["1970-01-01 00:00:00.000", "1970-01-02 00:00:00.000", "1970-01-03 00:00:00.000"])
+        // An unsigned value SQLite cannot hold is refused, not stored as REAL.
+        expectError(.mismatch) {
+            try db.run(values.insert(int <- 9, text <- "x", real <- 0, blob <- Data(), day <- epoch, big <- UInt64.max))
+        }
+        let duplicate = try #require(throws: SQLiteError.self) {
+            try db.run(values.insert(int <- 2, text <- "dup", real <- 0, blob <- Data(), day <- epoch, big <- 0))
+        }
+        #expect(duplicate.code == .constraintUnique)
+        #expect(duplicate.arguments?.description.contains("'dup'") == true)
+        #expect(try values.fetchCount(db) == 3)
+    }
+
     @Test func insertOrReplaceAndIgnore() throws {
         let db = try makeMovies(.memory)
         try db.run(movies.insert(title <- "Heat", year <- 1995))

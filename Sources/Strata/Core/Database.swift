@@ -28,10 +28,12 @@ public final class Database {
 
     let state: ConnectionState
     var statementCache: [String: Statement] = [:]
-    /// INSERT statements of records (by record type) and of plain typed
-    /// inserts (by table), with their columns: inserting many rows neither
-    /// rebuilds nor rehashes the SQL each time.
-    var insertStatements: [AnyHashable: (columns: [String], statement: Statement)] = [:]
+    /// The INSERT statements of records, by record type, with their columns:
+    /// inserting many records neither rebuilds nor rehashes the SQL each time.
+    var insertStatements: [ObjectIdentifier: (columns: [String], statement: Statement)] = [:]
+    /// The prepared INSERT of typed queries (`db.run(table.insert(…))`), by
+    /// table name, with its columns.
+    var typedInsertStatements: [String: (columns: [String], statement: Statement)] = [:]
     /// Per record type, the encoder that binds records straight into the
     /// cached INSERT of `insertStatements`.
     var recordInsertEncoders: [ObjectIdentifier: RecordBindingEncoder] = [:]
@@ -188,6 +190,7 @@ public final class Database {
         guard let handle = state.sqliteConnection else { return }
         statementCache.removeAll()
         insertStatements.removeAll()
+        typedInsertStatements.removeAll()
         recordInsertEncoders.removeAll()
         interruptHandle.invalidate()
         sqlite3_update_hook(handle, nil, nil)
@@ -297,7 +300,7 @@ public final class Database {
     /// The INSERT kept under `key` for these columns, prepared with `sql()`
     /// when there is none yet, the columns changed, or the kept one is still
     /// being stepped elsewhere.
-    func insertStatement(for key: AnyHashable, columns: [String], sql: () -> String) throws -> Statement {
+    func insertStatement(for key: ObjectIdentifier, columns: [String], sql: () -> String) throws -> Statement {
         if let cached = insertStatements[key], cached.columns == columns,
             sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0
         {
@@ -305,7 +308,7 @@ public final class Database {
         }
         let statement = try makeStatement(sql: sql())
         insertStatements[key] = (columns, statement)
-        if let type = key.base as? ObjectIdentifier { recordInsertEncoders[type] = nil }
+        recordInsertEncoders[key] = nil
         return statement
     }
 

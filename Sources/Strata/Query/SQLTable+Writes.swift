@@ -11,8 +11,11 @@ infix operator <- : AssignmentPrecedence
 /// A column and the value to store in it: `title <- "Heat"`.
 public struct SQLSetter: Sendable {
     enum Content: Sendable {
-        /// A value to bind: kept as is, so that a plain insert builds no
-        /// SQL fragment per value.
+        /// A value to bind, converted when the setter is made: a plain
+        /// insert then binds it without going through an existential.
+        case value(DatabaseValue)
+        /// A value to bind as is: an unsigned integer above `Int64.max`,
+        /// whose `bind` refuses it rather than storing it as REAL.
         case bound((any DatabaseValueConvertible)?)
         case expression(SQLLiteral)
     }
@@ -20,22 +23,56 @@ public struct SQLSetter: Sendable {
     /// The column's name.
     public let columnName: String
     let content: Content
+    /// Whether the content is a value to bind (not an expression).
+    let isBound: Bool
 
     init(columnName: String, value: SQLLiteral) {
         self.columnName = columnName
         self.content = .expression(value)
+        self.isBound = false
     }
 
-    init(columnName: String, bound value: (any DatabaseValueConvertible)?) {
+    init<V: DatabaseValueConvertible>(columnName: String, bound value: V) {
         self.columnName = columnName
-        self.content = .bound(value)
+        let converted = value.databaseValue
+        if case .real = converted, value is any FixedWidthInteger {
+            self.content = .bound(value)
+        } else {
+            self.content = .value(converted)
+        }
+        self.isBound = true
     }
 
     /// The value, bound (`?`), or an expression.
     public var value: SQLLiteral {
         switch content {
+        case .value(let value): valueLiteral(value)
         case .bound(let value): valueLiteral(value)
         case .expression(let literal): literal
+        }
+    }
+
+    /// The value to bind, for a setter that binds one.
+    var boundValue: (any DatabaseValueConvertible)?? {
+        switch content {
+        case .value(let value): .some(value)
+        case .bound(let value): .some(value)
+        case .expression: nil
+        }
+    }
+
+    /// Binds a setter's value to a parameter. (Static with a borrowed
+    /// setter: a method call copied the setter out of its array.)
+    static func bind(_ setter: borrowing SQLSetter, to sqliteStatement: OpaquePointer, at position: Int32) throws {
+        switch setter.content {
+        case .value(let value):
+            try value.bind(to: sqliteStatement, at: position)
+        case .bound(let value?):
+            try value.bind(to: sqliteStatement, at: position)
+        case .bound(nil):
+            try checkBind(sqlite3_bind_null(sqliteStatement, position), sqliteStatement)
+        case .expression:
+            preconditionFailure("an expression setter has no value to bind")
         }
     }
 }
@@ -162,6 +199,16 @@ public struct SQLInsert: SQLLiteralConvertible {
 
     /// The columns and values of a plain INSERT (no conflict clause, no
     /// RETURNING, every value bound as is); nil otherwise.
+    /// Whether the insert only binds values to columns (no conflict clause,
+    /// upsert, RETURNING or SQL expression).
+    var isPlain: Bool {
+        guard resolution == nil, upsertClause == nil, returning.isEmpty, !setters.isEmpty else { return false }
+        for index in 0..<setters.count where !setters[index].isBound {
+            return false
+        }
+        return true
+    }
+
     var plainColumnsAndValues: (columns: [String], values: [(any DatabaseValueConvertible)?])? {
         guard resolution == nil, upsertClause == nil, returning.isEmpty, !setters.isEmpty else { return nil }
         var columns: [String] = []
@@ -169,7 +216,7 @@ public struct SQLInsert: SQLLiteralConvertible {
         columns.reserveCapacity(setters.count)
         values.reserveCapacity(setters.count)
         for setter in setters {
-            guard case .bound(let value) = setter.content else { return nil }
+            guard let value = setter.boundValue else { return nil }
             columns.append(setter.columnName)
             values.append(value)
         }
@@ -303,16 +350,54 @@ extension Database {
     /// - Throws: ``SQLiteError``, such as a constraint error.
     @discardableResult
     public func run(_ insert: SQLInsert) throws -> Int64 {
-        if let (columns, values) = insert.plainColumnsAndValues {
-            // The common case: reuse the prepared INSERT for this table and
-            // these columns without building its SQL again.
-            let statement = try insertStatement(for: insert.tableName, columns: columns) { insert.sqlLiteral.sql }
-            try statement.execute(arguments: StatementArguments(values))
+        if insert.isPlain {
+            try runPlain(insert)
         } else {
             let literal = insert.sqlLiteral
             try execute(sql: literal.sql, arguments: literal.statementArguments)
         }
         return lastInsertedRowID
+    }
+
+    /// The common case: reuses the prepared INSERT for this table and these
+    /// columns without building its SQL again, and binds each setter's value
+    /// where it is.
+    private func runPlain(_ insert: SQLInsert) throws {
+        let setters = insert.setters
+        let statement: Statement
+        if let cached = typedInsertStatements[insert.tableName],
+            sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0,
+            Self.setters(setters, match: cached.columns)
+        {
+            statement = cached.statement
+        } else {
+            statement = try makeStatement(sql: insert.sqlLiteral.sql)
+            typedInsertStatements[insert.tableName] = (setters.map(\.columnName), statement)
+        }
+        try statement.checkConnection()
+        statement.resetQuietly()
+        statement.arguments = []
+        let sqliteStatement = statement.sqliteStatement
+        try setters.withUnsafeBufferPointer { setters in
+            for index in 0..<setters.count {
+                try SQLSetter.bind(setters[index], to: sqliteStatement, at: Int32(truncatingIfNeeded: index + 1))
+            }
+        }
+        do {
+            try statement.run()
+        } catch var error as SQLiteError {
+            // The error names the values, as `execute(arguments:)` does.
+            error.arguments = insert.plainColumnsAndValues.map { StatementArguments($0.values) }
+            throw error
+        }
+    }
+
+    private static func setters(_ setters: [SQLSetter], match columns: [String]) -> Bool {
+        guard setters.count == columns.count else { return false }
+        for index in 0..<columns.count where setters[index].columnName != columns[index] {
+            return false
+        }
+        return true
     }
 
     /// Runs many INSERTs in one savepoint (all or nothing), reusing one
