@@ -386,6 +386,13 @@ struct Dish: DatabaseRecord {
         }
         #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") == 8)
 
+        try db.transaction {
+            for week in 2...4 {
+                try statement.execute(binding: "Week \(week)", Date(timeIntervalSinceNow: Double(week) * 604_800))
+            }
+        }
+        #expect(try String.fetchAll(db, sql: "SELECT title FROM notes WHERE title LIKE 'Week%'") == ["Week 2", "Week 3", "Week 4"])
+
         do {
             _ = try Int.fetchAll(db, sql: "SELECT body FROM notes")
         } catch let error as DatabaseDecodingError {

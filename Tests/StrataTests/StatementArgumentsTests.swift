@@ -95,6 +95,34 @@ import Testing
         expectError(.misuse) { try db.execute(sql: "SELECT :a; SELECT :b", arguments: ["a": 1, "b": 2, "c": 3]) }
     }
 
+    @Test func bindsAParameterPack() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT UNIQUE, score REAL, data BLOB, big INTEGER)")
+        let insert = try db.makeStatement(sql: "INSERT INTO t(name, score, data, big) VALUES (?, ?, ?, ?)")
+        try insert.execute(binding: "a", 1.5, Data([1, 2]), UInt64(7))
+        try insert.execute(binding: "b", nil as Double?, Data(), 8)
+        let rows = try Row.fetchAll(db, sql: "SELECT name, score, data, big FROM t ORDER BY id")
+        #expect(rows == [
+            Row(columnNames: ["name", "score", "data", "big"], values: ["a", 1.5, .blob(Data([1, 2])), 7]),
+            Row(columnNames: ["name", "score", "data", "big"], values: ["b", .null, .blob(Data()), 8]),
+        ])
+        // A wrong number of values runs nothing.
+        let tooFew = try #require(throws: SQLiteError.self) { try insert.execute(binding: "c", 1.0) }
+        #expect(tooFew.code == .misuse)
+        #expect(tooFew.message == "wrong number of arguments: the statement expects 4, got 2")
+        expectError(.misuse) { try insert.execute(binding: "c", 1.0, Data(), 1, 2) }
+        // A value SQLite cannot hold, and a constraint error naming the values.
+        expectError(.mismatch) { try insert.execute(binding: "c", 1.0, Data(), UInt64.max) }
+        let duplicate = try #require(throws: SQLiteError.self) { try insert.execute(binding: "a", 2.0, Data(), 9) }
+        #expect(duplicate.code == .constraintUnique)
+        #expect(duplicate.arguments?.description == "['a', 2.0, X'', 9]")
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 2)
+        // The statement still works with either way of binding.
+        try insert.execute(binding: "c", 3.0, Data([3]), 10)
+        try insert.execute(arguments: ["d", 4.0, Data([4]), 11])
+        #expect(try String.fetchAll(db, sql: "SELECT name FROM t ORDER BY id") == ["a", "b", "c", "d"])
+    }
+
     @Test func rejectsArgumentsForAStatementWithoutParameters() throws {
         let db = try Database()
         expectError(.misuse) { try Int.fetchOne(db, sql: "SELECT 1", arguments: [1]) }

@@ -75,6 +75,18 @@ enum StrataBench {
         return rowCount
     }
 
+    static func insertBinding(_ path: String, rowCount: Int) throws -> Int {
+        let db = try Database(path: path)
+        try db.execute(sql: createItems)
+        try db.transaction {
+            let statement = try db.makeStatement(sql: "INSERT INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            for row in 0..<rowCount {
+                try statement.execute(binding: row, row + 1, row + 2, row + 3, row + 4, row + 5, row + 6, row + 7, row + 8, row + 9)
+            }
+        }
+        return rowCount
+    }
+
     static func insertNamed(_ path: String, rowCount: Int) throws -> Int {
         let db = try Database(path: path)
         try db.execute(sql: createItems)

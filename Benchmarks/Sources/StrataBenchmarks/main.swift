@@ -32,6 +32,8 @@ var workloads: [Workload] = [
              strata: { try StrataBench.fetchCodable(fetchPath) }, grdb: { try GRDBBench.fetchCodable(fetchPath) }),
     Workload(name: "insert, positional arguments", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
              strata: { try StrataBench.insertPositional(insertPath, rowCount: insertRows) }, grdb: { try GRDBBench.insertPositional(insertPath, rowCount: insertRows) }),
+    Workload(name: "insert, positional values bound directly (execute(binding:))", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
+             strata: { try StrataBench.insertBinding(insertPath, rowCount: insertRows) }, grdb: nil),
     Workload(name: "insert, named arguments", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
              strata: { try StrataBench.insertNamed(insertPath, rowCount: insertRows) }, grdb: { try GRDBBench.insertNamed(insertPath, rowCount: insertRows) }),
     Workload(name: "insert, typed DSL setters", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },

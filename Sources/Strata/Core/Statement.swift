@@ -123,6 +123,70 @@ public final class Statement {
         try consumer.checkAllUsed(sql: sql)
     }
 
+    /// Binds each value to the parameter at the same position, then runs
+    /// the statement to completion:
+    ///
+    /// ```swift
+    /// let insert = try db.makeStatement(sql: "INSERT INTO movies (title, year) VALUES (?, ?)")
+    /// try insert.execute(binding: "Heat", 1995)
+    /// ```
+    ///
+    /// The values keep their static types, so each is bound with one call
+    /// into SQLite and no ``StatementArguments`` array is built: the fastest
+    /// way to run a statement many times.
+    ///
+    /// - Throws: ``SQLiteError`` (`.misuse`) when the number of values is not
+    ///   the statement's number of parameters (nothing is run); otherwise as
+    ///   ``execute(arguments:)``.
+    @inlinable
+    public func execute<each Value: DatabaseValueConvertible>(binding values: repeat each Value) throws {
+        try prepareForBinding()
+        let sqliteStatement = self.sqliteStatement
+        let parameterCount = self.parameterCount
+        var position: Int32 = 0
+        for value in repeat each values {
+            position += 1
+            if position <= parameterCount {
+                try value.bind(to: sqliteStatement, at: position)
+            }
+        }
+        if Int(position) != parameterCount {
+            throw wrongValueCount(Int(position))
+        }
+        try runBound {
+            var arguments: [(any DatabaseValueConvertible)?] = []
+            for value in repeat each values { arguments.append(value) }
+            return StatementArguments(arguments)
+        }
+    }
+
+    /// Checks the connection and resets the statement for new bindings.
+    @usableFromInline
+    func prepareForBinding() throws {
+        try checkConnection()
+        resetQuietly()
+        if !arguments.isEmpty { arguments = [] }
+    }
+
+    @usableFromInline
+    func wrongValueCount(_ count: Int) -> SQLiteError {
+        resetQuietly()
+        return SQLiteError.misuse(
+            "wrong number of arguments: the statement expects \(parameterCount), got \(count)", sql: sql)
+    }
+
+    /// Runs a statement whose parameters were bound directly; a failure
+    /// names the values.
+    @usableFromInline
+    func runBound(arguments: () -> StatementArguments) throws {
+        do {
+            try run()
+        } catch var error as SQLiteError {
+            error.arguments = arguments()
+            throw error
+        }
+    }
+
     /// Binds the arguments, then runs the statement to completion.
     ///
     /// - Parameter arguments: values for the statement's parameters.
