@@ -55,8 +55,10 @@ extension Set {
 public final class RowCursor: Cursor {
     /// The statement being stepped.
     public let statement: Statement
+    // Unchecked: a cursor is stepped by one thread at a time (it is not
+    // Sendable), and the dynamic check cost more than the flag's use.
     @usableFromInline
-    var isFinished = false
+    @exclusivity(unchecked) var isFinished = false
 
     init(statement: Statement, arguments: StatementArguments) throws {
         self.statement = statement
@@ -78,7 +80,7 @@ public final class RowCursor: Cursor {
 public final class ValueCursor<Value: DatabaseValueConvertible>: Cursor {
     /// The statement being stepped.
     public let statement: Statement
-    private var isFinished = false
+    @exclusivity(unchecked) private var isFinished = false
 
     init(statement: Statement, arguments: StatementArguments) throws {
         guard statement.columnCount > 0 else {

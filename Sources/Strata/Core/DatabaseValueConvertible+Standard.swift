@@ -33,7 +33,7 @@ extension DatabaseValueConvertible where Self: FixedWidthInteger {
         try checkBind(sqlite3_bind_int64(sqliteStatement, index, int64), sqliteStatement)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public static func decode(from sqliteStatement: OpaquePointer, at index: Int32) -> Self? {
         // One sqlite3_column_value call, then cheap reads of the value:
         // sqlite3_column_type + sqlite3_column_int64 would look the column

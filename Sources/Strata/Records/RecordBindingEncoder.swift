@@ -110,7 +110,7 @@ final class RecordBindingEncoder: Encoder {
         if let cachedKeyType, cachedKeyType == Key.self, let cachedContainer {
             return unsafeDowncast(cachedContainer, to: EncodingContainerHolder<Key>.self).container
         }
-        let container = KeyedEncodingContainer(BindingKeyedContainer<Key>(encoder: Unowned(self)))
+        let container = KeyedEncodingContainer(BindingKeyedContainer<Key>(encoder: .passUnretained(self)))
         cachedKeyType = Key.self
         cachedContainer = EncodingContainerHolder(container)
         return container
@@ -129,18 +129,6 @@ final class RecordBindingEncoder: Encoder {
     }
 }
 
-/// The encoder, held without a reference count: the cached container lives
-/// inside the encoder, and a strong reference back would be a cycle. A
-/// container is only used while its record's `encode(to:)` runs, which the
-/// encoder outlives.
-struct Unowned<Object: AnyObject> {
-    unowned(unsafe) let object: Object
-
-    init(_ object: Object) {
-        self.object = object
-    }
-}
-
 private final class EncodingContainerHolder<Key: CodingKey> {
     let container: KeyedEncodingContainer<Key>
 
@@ -149,52 +137,62 @@ private final class EncodingContainerHolder<Key: CodingKey> {
     }
 }
 
+/// The encoder is held unretained: the encoder caches its container, so a
+/// strong reference back would be a cycle, and the standard library copies
+/// the container for every property. A container is only used while its
+/// record's `encode(to:)` runs, which the encoder outlives.
 private struct BindingKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
-    let encoder: Unowned<RecordBindingEncoder>
+    let encoder: Unmanaged<RecordBindingEncoder>
     var codingPath: [any CodingKey] { [] }
 
-    private var target: RecordBindingEncoder { encoder.object }
+    private var target: RecordBindingEncoder { encoder.takeUnretainedValue() }
 
-    mutating func encodeNil(forKey key: Key) throws { try target.bindNull(column: key.stringValue) }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: String, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: Double, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { try target.bind(value, column: key.stringValue) }
-    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try target.bindOptional(value, column: key.stringValue) }
+    /// Runs `body` with the encoder, without retaining it.
+    @inline(__always)
+    private func with<Result>(_ body: (RecordBindingEncoder) throws -> Result) rethrows -> Result {
+        try encoder._withUnsafeGuaranteedRef(body)
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { try with { try $0.bindNull(column: key.stringValue) } }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: String, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: Double, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: Float, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try with { try $0.bind(value, column: key.stringValue) } }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try with { try $0.bindOptional(value, column: key.stringValue) } }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        try target.bindEncodable(value, column: key.stringValue)
+        try with { try $0.bindEncodable(value, column: key.stringValue) }
     }
 
     // nil is bound as NULL, as the general encoder stores it.
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
         if let value {
-            try target.bindEncodable(value, column: key.stringValue)
+            try with { try $0.bindEncodable(value, column: key.stringValue) }
         } else {
-            try target.bindNull(column: key.stringValue)
+            try with { try $0.bindNull(column: key.stringValue) }
         }
     }
 

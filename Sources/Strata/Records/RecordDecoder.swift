@@ -107,7 +107,7 @@ final class RecordDecodingContext: Decoder {
         if let cachedKeyType, cachedKeyType == Key.self, let cachedContainer {
             return unsafeDowncast(cachedContainer, to: ContainerHolder<Key>.self).container
         }
-        let container = KeyedDecodingContainer(RowKeyedContainer<Key>(state: state))
+        let container = KeyedDecodingContainer(RowKeyedContainer<Key>(state: .passUnretained(state)))
         cachedKeyType = Key.self
         cachedContainer = ContainerHolder(container)
         return container
@@ -152,8 +152,19 @@ extension DatabaseRecord {
 
 /// Reads a record's properties from the state's current row. A container
 /// kept beyond its record's `init(from:)` reads whatever row is current.
+///
+/// The state is held unretained: the standard library copies the container
+/// for every property, and a retained reference cost a retain and a release
+/// each time. The decoding context owns the state and outlives the
+/// container, which is only used while its record's `init(from:)` runs.
 private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let state: RecordDecodingState
+    let unmanagedState: Unmanaged<RecordDecodingState>
+    private var state: RecordDecodingState { unmanagedState.takeUnretainedValue() }
+
+    init(state: Unmanaged<RecordDecodingState>) {
+        self.unmanagedState = state
+    }
+
     var codingPath: [any CodingKey] { [] }
     private var row: Row { state.row }
 
@@ -172,18 +183,22 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     // type: a generic read would look up `Optional<T>`'s metadata per value.
     @inline(__always)
     private func value<T: DatabaseValueConvertible & Decodable>(_ type: T.Type, _ key: Key) throws -> T {
-        guard let index = state.index(of: key.stringValue) else {
-            if state.ignored.contains(key.stringValue) { return try emptyValue(of: type) }
-            throw DatabaseDecodingError(
-                reason: .columnNotFound, column: key.stringValue, columnIndex: nil, type: T.self, sql: row.sql)
+        try unmanagedState._withUnsafeGuaranteedRef { state in
+            guard let index = state.index(of: key.stringValue) else {
+                if state.ignored.contains(key.stringValue) { return try emptyValue(of: type) }
+                throw DatabaseDecodingError(
+                    reason: .columnNotFound, column: key.stringValue, columnIndex: nil, type: T.self, sql: state.row.sql)
+            }
+            return try state.read(T.self, at: index)
         }
-        return try state.read(T.self, at: index)
     }
 
     @inline(__always)
     private func optionalValue<T: DatabaseValueConvertible & Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
-        guard let index = state.index(of: key.stringValue) else { return nil }
-        return try state.read(T?.self, at: index)
+        try unmanagedState._withUnsafeGuaranteedRef { state in
+            guard let index = state.index(of: key.stringValue) else { return nil }
+            return try state.read(T?.self, at: index)
+        }
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(type, key) }
