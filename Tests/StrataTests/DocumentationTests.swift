@@ -30,6 +30,20 @@ struct Recipe: DatabaseRecord, Equatable {
     static let name = Column<String>("name")
 }
 
+struct Score: DatabaseRecord {
+    var id: Int64?
+    var player: String
+    var points: Int
+}
+
+extension Score: RowDecodable {
+    init(row: Row) throws {
+        id = try row["id"]
+        player = try row["player"]
+        points = try row["points"]
+    }
+}
+
 struct Cook: DatabaseRecord {
     var id: Int64?
     var name: String
@@ -252,6 +266,13 @@ struct Dish: DatabaseRecord {
         let count = try Recipe.fetchCount(db)
         #expect(all == [pancakes] && one == pancakes && byName == pancakes && sorted == [pancakes] && count == 1)
         #expect(one?.steps.map(\.minutes) == [5, 10] && one?.servings == 6 && one?.rating == 4.5)
+
+        try db.create(table: Score.self)
+        for (player, points) in [("ann", 3), ("bo", 9), ("cy", 5), ("di", 1)] {
+            _ = try Score(id: nil, player: player, points: points).inserted(db)
+        }
+        let top = try Score.fetchAll(db, Score.table.order(Column<Int>("points").desc).limit(3))
+        #expect(top.map(\.player) == ["bo", "cy", "ann"])
 
         try db.create(table: Cook.self)
         try db.create(table: Dish.self)

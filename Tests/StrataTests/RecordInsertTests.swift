@@ -142,3 +142,50 @@ fileprivate struct Swapper: DatabaseRecord {
         #expect(try String.fetchAll(db, sql: "SELECT name FROM members ORDER BY id") == ["a", "b", "a2", "b2"])
     }
 }
+
+/// Counts its `init(row:)` calls, to show which path a fetch took.
+fileprivate struct Tally: DatabaseRecord, Equatable {
+    nonisolated(unsafe) static var rowInitializations = 0
+    var id: Int64?
+    var label: String
+    var weight: Double?
+}
+
+extension Tally: RowDecodable {
+    init(row: Row) throws {
+        Tally.rowInitializations += 1
+        id = try row["id"]
+        label = try row["label"]
+        weight = try row["weight"]
+    }
+}
+
+@Suite(.serialized) struct RowDecodableTests {
+    @Test func fetchesOnTheTypeUseInitRow() throws {
+        let db = try Database()
+        try db.create(table: Tally.self)
+        for (label, weight) in [("a", 1.5), ("b", nil), ("c", 3.0)] as [(String, Double?)] {
+            _ = try Tally(id: nil, label: label, weight: weight).inserted(db)
+        }
+        let before = Tally.rowInitializations
+        let all = try Tally.fetchAll(db)
+        #expect(all.map(\.label) == ["a", "b", "c"] && all.map(\.weight) == [1.5, nil, 3.0])
+        let heavy = try Tally.fetchAll(db, Tally.table.filter(Column<Double?>("weight") > 1.0).order(Column<String>("label").desc))
+        #expect(heavy.map(\.label) == ["c", "a"])
+        #expect(try Tally.fetchAll(db, sql: "SELECT * FROM tally WHERE label = ?", arguments: ["b"]).map(\.id) == [2])
+        #expect(try Tally.fetchOne(db, Tally.table.filter(Column<String>("label") == "c"))?.id == 3)
+        #expect(try Tally.fetchOne(db, sql: "SELECT * FROM tally WHERE id = 99") == nil)
+        #expect(Tally.rowInitializations - before == 3 + 2 + 1 + 1)
+        // The Decodable path, used by generic code, reads the same records.
+        #expect(try Tally.fetchOne(db, key: 1) == all[0])
+    }
+
+    @Test func aRowThatDoesNotFitThrowsFromInitRow() throws {
+        let db = try Database()
+        try db.create(table: Tally.self)
+        try db.execute(sql: "INSERT INTO tally (label, weight) VALUES ('x', 'heavy')")
+        let error = try #require(throws: DatabaseDecodingError.self) { try Tally.fetchAll(db) }
+        #expect(error.column == "weight")
+        #expect(throws: DatabaseDecodingError.self) { try Tally.fetchAll(db, sql: "SELECT id, weight FROM tally") }
+    }
+}

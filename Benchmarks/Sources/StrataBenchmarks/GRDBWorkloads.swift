@@ -5,6 +5,16 @@ struct GRDBItem: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "items"
 }
 
+/// A record read by a hand-written `init(row:)`, by column name.
+struct GRDBRowItem: FetchableRecord {
+    var i0, i1, i2, i3, i4, i5, i6, i7, i8, i9: Int
+
+    init(row: Row) throws {
+        i0 = row["i0"]; i1 = row["i1"]; i2 = row["i2"]; i3 = row["i3"]; i4 = row["i4"]
+        i5 = row["i5"]; i6 = row["i6"]; i7 = row["i7"]; i8 = row["i8"]; i9 = row["i9"]
+    }
+}
+
 enum GRDBBench {
     static let createItems = "CREATE TABLE items (i0 INT, i1 INT, i2 INT, i3 INT, i4 INT, i5 INT, i6 INT, i7 INT, i8 INT, i9 INT)"
 
@@ -26,6 +36,14 @@ enum GRDBBench {
                 sum &+= row[9] as Int
             }
             return sum
+        }
+    }
+
+    static func fetchRowRecords(_ path: String) throws -> Int {
+        let queue = try DatabaseQueue(path: path)
+        return try queue.inDatabase { db in
+            try GRDBRowItem.fetchAll(db, sql: "SELECT * FROM items")
+                .reduce(0) { $0 &+ $1.i0 &+ $1.i1 &+ $1.i2 &+ $1.i3 &+ $1.i4 &+ $1.i5 &+ $1.i6 &+ $1.i7 &+ $1.i8 &+ $1.i9 }
         }
     }
 

@@ -5,6 +5,19 @@ struct StrataItem: DatabaseRecord {
     static let databaseTableName = "items"
 }
 
+/// The same record, read by a hand-written `init(row:)` by column name.
+struct StrataRowItem: DatabaseRecord {
+    var i0, i1, i2, i3, i4, i5, i6, i7, i8, i9: Int
+    static let databaseTableName = "items"
+}
+
+extension StrataRowItem: RowDecodable {
+    init(row: Row) throws {
+        i0 = try row["i0"]; i1 = try row["i1"]; i2 = try row["i2"]; i3 = try row["i3"]; i4 = try row["i4"]
+        i5 = try row["i5"]; i6 = try row["i6"]; i7 = try row["i7"]; i8 = try row["i8"]; i9 = try row["i9"]
+    }
+}
+
 enum StrataBench {
     static let items = SQLTable("items")
     static let columns = (0..<10).map { Column<Int>("i\($0)") }
@@ -61,6 +74,11 @@ enum StrataBench {
     static func fetchCodable(_ path: String) throws -> Int {
         let db = try Database(path: path)
         return try StrataItem.fetchAll(db).reduce(0) { $0 &+ $1.i0 &+ $1.i1 &+ $1.i2 &+ $1.i3 &+ $1.i4 &+ $1.i5 &+ $1.i6 &+ $1.i7 &+ $1.i8 &+ $1.i9 }
+    }
+
+    static func fetchRowRecords(_ path: String) throws -> Int {
+        let db = try Database(path: path)
+        return try StrataRowItem.fetchAll(db).reduce(0) { $0 &+ $1.i0 &+ $1.i1 &+ $1.i2 &+ $1.i3 &+ $1.i4 &+ $1.i5 &+ $1.i6 &+ $1.i7 &+ $1.i8 &+ $1.i9 }
     }
 
     static func insertPositional(_ path: String, rowCount: Int) throws -> Int {

@@ -30,6 +30,8 @@ var workloads: [Workload] = [
              strata: { try StrataBench.fetchDSL(fetchPath) }, grdb: { try GRDBBench.fetchDSL(fetchPath) }),
     Workload(name: "fetch, Codable records", raw: { try RawC.fetch(fetchPath) },
              strata: { try StrataBench.fetchCodable(fetchPath) }, grdb: { try GRDBBench.fetchCodable(fetchPath) }),
+    Workload(name: "fetch, records with init(row:) by name (RowDecodable; GRDB FetchableRecord)", raw: { try RawC.fetch(fetchPath) },
+             strata: { try StrataBench.fetchRowRecords(fetchPath) }, grdb: { try GRDBBench.fetchRowRecords(fetchPath) }),
     Workload(name: "insert, positional arguments", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
              strata: { try StrataBench.insertPositional(insertPath, rowCount: insertRows) }, grdb: { try GRDBBench.insertPositional(insertPath, rowCount: insertRows) }),
     Workload(name: "insert, positional values bound directly (execute(binding:))", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
