@@ -123,6 +123,21 @@ import Testing
         #expect(try String.fetchAll(db, sql: "SELECT name FROM t ORDER BY id") == ["a", "b", "c", "d"])
     }
 
+    /// Values are bound where the arguments array holds them: small and
+    /// large values (a large one lives in a box outside the existential),
+    /// classes, and NULLs between them, by position and by name.
+    @Test func bindsEveryKindOfValueInPlace() throws {
+        let db = try Database()
+        let big = Quadruple(a: 1, b: 2, c: 3, d: 4)
+        let reference = Label(text: "ref")
+        let values: StatementArguments = [nil, 1, "two", nil, 3.5, Data([4]), big, reference, nil, UUID(uuidString: "00000000-0000-0000-0000-000000000009")!]
+        let row = try #require(try Row.fetchOne(db, sql: "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?", arguments: values))
+        #expect(row.databaseValues == [.null, 1, "two", .null, 3.5, .blob(Data([4])), "1,2,3,4", "ref", .null, "00000000-0000-0000-0000-000000000009"])
+        let named: StatementArguments = ["a": nil, "b": big, "c": reference, "d": 7, "e": nil]
+        let namedRow = try #require(try Row.fetchOne(db, sql: "SELECT :a, :b, :c, :d, :e", arguments: named))
+        #expect(namedRow.databaseValues == [.null, "1,2,3,4", "ref", 7, .null])
+    }
+
     @Test func rejectsArgumentsForAStatementWithoutParameters() throws {
         let db = try Database()
         expectError(.misuse) { try Int.fetchOne(db, sql: "SELECT 1", arguments: [1]) }
@@ -151,4 +166,19 @@ import Testing
         #expect(StatementArguments([1, 2, 3]).values.count == 3)
         #expect(([] as StatementArguments).isEmpty)
     }
+}
+
+/// A value too large for an existential's inline buffer.
+private struct Quadruple: DatabaseValueConvertible {
+    var a, b, c, d: Int
+    var databaseValue: DatabaseValue { .text("\(a),\(b),\(c),\(d)") }
+    static func fromDatabaseValue(_ value: DatabaseValue) -> Quadruple? { nil }
+}
+
+/// A class value.
+private final class Label: DatabaseValueConvertible, Sendable {
+    let text: String
+    init(text: String) { self.text = text }
+    var databaseValue: DatabaseValue { .text(text) }
+    static func fromDatabaseValue(_ value: DatabaseValue) -> Label? { nil }
 }

@@ -155,14 +155,10 @@ struct ArgumentConsumer {
                     sql: statement.sql, arguments: arguments)
             }
             let sqliteStatement = statement.sqliteStatement
+            let first = nextPositionalIndex
             try arguments.values.withUnsafeBufferPointer { values in
                 for index in 0..<parameterCount {
-                    // Calling through the optional binds the value in place,
-                    // without copying the existential out of the array.
-                    let position = Int32(index + 1)
-                    if try values[nextPositionalIndex + index]?.bind(to: sqliteStatement, at: position) == nil {
-                        try checkBind(sqlite3_bind_null(sqliteStatement, position), sqliteStatement)
-                    }
+                    try bindInPlace(UnsafeRawPointer(values.baseAddress! + first + index), to: sqliteStatement, at: Int32(index + 1))
                 }
             }
             nextPositionalIndex += parameterCount
@@ -173,17 +169,28 @@ struct ArgumentConsumer {
     /// Binds named arguments listed in the statement's parameter order, the
     /// common case, without hashing a name; false (nothing bound) otherwise.
     private mutating func bindInOrder(to statement: Statement, names: [String?]) throws -> Bool {
-        let pairs = arguments.namedPairs
-        guard pairs.count == names.count else { return false }
-        for index in 0..<names.count where pairs[index].0 != names[index] {
-            return false
+        let sqliteStatement = statement.sqliteStatement
+        // Through the buffer, so reading a pair's name or calling its value
+        // copies neither out of the array.
+        let count = try arguments.namedPairs.withUnsafeBufferPointer { pairs -> Int? in
+            guard pairs.count == names.count else { return nil }
+            // A tuple's first element is at its start: loading the name
+            // alone does not copy the value beside it.
+            let base = UnsafeRawPointer(pairs.baseAddress!)
+            let stride = MemoryLayout<(String, (any DatabaseValueConvertible)?)>.stride
+            for index in 0..<names.count where base.load(fromByteOffset: index * stride, as: String.self) != names[index] {
+                return nil
+            }
+            // The statement's parameter names are distinct, so the pairs are too.
+            let valueOffset = MemoryLayout<(String, (any DatabaseValueConvertible)?)>.offset(of: \(String, (any DatabaseValueConvertible)?).1)!
+            for index in 0..<pairs.count {
+                try bindInPlace(base + index * stride + valueOffset, to: sqliteStatement, at: Int32(index + 1))
+            }
+            return pairs.count
         }
-        // The statement's parameter names are distinct, so the pairs are too.
-        for index in 0..<pairs.count {
-            try bindValue(pairs[index].1, to: statement, at: Int32(index + 1))
-        }
-        boundNameCount = pairs.count
-        distinctNameCount = pairs.count
+        guard let count else { return false }
+        boundNameCount = count
+        distinctNameCount = count
         return true
     }
 
@@ -212,6 +219,33 @@ struct ArgumentConsumer {
         }
     }
 
+    /// Binds the `(any DatabaseValueConvertible)?` stored at `element`
+    /// without copying it: a copy of an existential goes through its type's
+    /// value witnesses and cost as much as the binding itself. An optional
+    /// existential is the existential itself (its payload in place) with nil
+    /// as an extra inhabitant: a null type metadata pointer after the
+    /// three-word value buffer. Tested with NULLs and every kind of value.
+    /// The layout is checked once per process (``optionalExistentialLayoutIsKnown``);
+    /// were it ever different, values are copied out as usual.
+    @inline(__always)
+    private func bindInPlace(_ element: UnsafeRawPointer, to sqliteStatement: OpaquePointer, at position: Int32) throws {
+        guard optionalExistentialLayoutIsKnown else {
+            let value = element.assumingMemoryBound(to: (any DatabaseValueConvertible)?.self).pointee
+            if let value {
+                try value.bind(to: sqliteStatement, at: position)
+            } else {
+                try checkBind(sqlite3_bind_null(sqliteStatement, position), sqliteStatement)
+            }
+            return
+        }
+        if element.load(fromByteOffset: existentialMetadataOffset, as: UInt.self) == 0 {
+            try checkBind(sqlite3_bind_null(sqliteStatement, position), sqliteStatement)
+        } else {
+            try element.assumingMemoryBound(to: (any DatabaseValueConvertible).self).pointee
+                .bind(to: sqliteStatement, at: position)
+        }
+    }
+
     private func bindValue(_ value: (any DatabaseValueConvertible)?, to statement: Statement, at index: Int32) throws {
         if let value {
             try value.bind(to: statement.sqliteStatement, at: index)
@@ -220,3 +254,28 @@ struct ArgumentConsumer {
         }
     }
 }
+
+/// Where an existential keeps its type metadata pointer: after its
+/// three-word inline value buffer.
+private let existentialMetadataOffset = 3 * MemoryLayout<UnsafeRawPointer>.stride
+
+/// Whether `(any DatabaseValueConvertible)?` has the layout
+/// `ArgumentConsumer.bindInPlace` relies on: the size of the existential,
+/// nil as a null metadata pointer, a value as the existential itself.
+private let optionalExistentialLayoutIsKnown: Bool = {
+    guard MemoryLayout<(any DatabaseValueConvertible)?>.size == MemoryLayout<any DatabaseValueConvertible>.size,
+        MemoryLayout<any DatabaseValueConvertible>.size == existentialMetadataOffset + 2 * MemoryLayout<UnsafeRawPointer>.stride
+    else { return false }
+    let samples: [(any DatabaseValueConvertible)?] = [nil, 42, "text"]
+    return samples.withUnsafeBufferPointer { buffer in
+        let raw = UnsafeRawPointer(buffer.baseAddress!)
+        let stride = MemoryLayout<(any DatabaseValueConvertible)?>.stride
+        guard (0..<(stride / MemoryLayout<UInt>.stride)).allSatisfy({ raw.load(fromByteOffset: $0 * MemoryLayout<UInt>.stride, as: UInt.self) == 0 }) else {
+            return false
+        }
+        let int = (raw + stride).assumingMemoryBound(to: (any DatabaseValueConvertible).self).pointee
+        let text = (raw + 2 * stride).assumingMemoryBound(to: (any DatabaseValueConvertible).self).pointee
+        return (raw + stride).load(fromByteOffset: existentialMetadataOffset, as: UInt.self) != 0
+            && int.databaseValue == .integer(42) && text.databaseValue == .text("text")
+    }
+}()
