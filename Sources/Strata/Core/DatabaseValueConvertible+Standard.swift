@@ -6,6 +6,7 @@ import Foundation
 /// 300 read as `UInt8` fails instead of wrapping, and a REAL is accepted only
 /// when it is a whole number that fits.
 extension DatabaseValueConvertible where Self: FixedWidthInteger {
+    @inlinable
     public var databaseValue: DatabaseValue {
         // Values above Int64.max cannot be stored; `bind` throws for them.
         Int64(exactly: self).map(DatabaseValue.integer) ?? .real(Double(self))

@@ -10,6 +10,7 @@ infix operator <- : AssignmentPrecedence
 
 /// A column and the value to store in it: `title <- "Heat"`.
 public struct SQLSetter: Sendable {
+    @usableFromInline
     enum Content: Sendable {
         /// A value to bind, converted when the setter is made: a plain
         /// insert then binds it without going through an existential.
@@ -22,16 +23,32 @@ public struct SQLSetter: Sendable {
 
     /// The column's name.
     public let columnName: String
+    @usableFromInline
     let content: Content
     /// Whether the content is a value to bind (not an expression).
+    @usableFromInline
     let isBound: Bool
+    /// The value when it is NULL, an INTEGER or a REAL: trivially copyable,
+    /// so a plain insert binds it without copying the setter or its content.
+    @usableFromInline
+    let scalar: Scalar
+
+    @usableFromInline
+    enum Scalar: Sendable {
+        case none
+        case null
+        case integer(Int64)
+        case real(Double)
+    }
 
     init(columnName: String, value: SQLLiteral) {
         self.columnName = columnName
         self.content = .expression(value)
         self.isBound = false
+        self.scalar = .none
     }
 
+    @inlinable
     init<V: DatabaseValueConvertible>(columnName: String, bound value: V) {
         self.columnName = columnName
         let converted = value.databaseValue
@@ -39,6 +56,12 @@ public struct SQLSetter: Sendable {
             self.content = .bound(value)
         } else {
             self.content = .value(converted)
+        }
+        switch converted {
+        case .null: self.scalar = .null
+        case .integer(let integer): self.scalar = .integer(integer)
+        case .real(let real) where !(value is any FixedWidthInteger): self.scalar = .real(real)
+        default: self.scalar = .none
         }
         self.isBound = true
     }
@@ -78,6 +101,7 @@ public struct SQLSetter: Sendable {
 }
 
 /// Sets a column to a value: `title <- "Heat"`.
+@inlinable
 public func <- <V: DatabaseValueConvertible>(column: SQLExpression<V>, value: V) -> SQLSetter {
     SQLSetter(columnName: column.resultColumnName, bound: value)
 }
@@ -378,9 +402,17 @@ extension Database {
         statement.resetQuietly()
         statement.arguments = []
         let sqliteStatement = statement.sqliteStatement
-        try setters.withUnsafeBufferPointer { setters in
-            for index in 0..<setters.count {
-                try SQLSetter.bind(setters[index], to: sqliteStatement, at: Int32(truncatingIfNeeded: index + 1))
+        for index in 0..<setters.count {
+            let position = Int32(truncatingIfNeeded: index + 1)
+            switch setters[index].scalar {
+            case .integer(let integer):
+                try checkBind(sqlite3_bind_int64(sqliteStatement, position, integer), sqliteStatement)
+            case .real(let real):
+                try checkBind(sqlite3_bind_double(sqliteStatement, position, real), sqliteStatement)
+            case .null:
+                try checkBind(sqlite3_bind_null(sqliteStatement, position), sqliteStatement)
+            case .none:
+                try SQLSetter.bind(setters[index], to: sqliteStatement, at: position)
             }
         }
         do {
