@@ -49,12 +49,17 @@ final class RecordDecodingState {
         return try row.decode(T.self, at: index)
     }
 
+    @inline(__always)
     func index(of column: String) -> Int? {
+        let position = self.position
         if position < orderedKeys.count && orderedKeys[position] == column {
-            let index = orderedIndexes[position]
-            position += 1
-            return index
+            self.position = position + 1
+            return orderedIndexes[position]
         }
+        return searchIndex(of: column)
+    }
+
+    private func searchIndex(of column: String) -> Int? {
         let index = lookUp(column)
         if isLearning {
             orderedKeys.append(column)
