@@ -16,13 +16,23 @@ extension DatabaseRecord {
     /// The records of raw SQL.
     ///
     /// - Throws: ``DatabaseDecodingError`` when a row does not fit the type.
-    @inlinable  // specialized for the record type: appending to a generic [Self] looks up its metadata per row
+    @inlinable
     public static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Self] {
-        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         let context = RecordDecodingContext(ignored: databaseIgnoredColumns)
+        return try fetchAll(db, sql: sql, arguments: arguments) { row in try decode(from: row, context: context) }
+    }
+
+    /// The records of raw SQL, each made from its row by `record`. Inlinable,
+    /// so it is specialized for the record type: appending to a generic
+    /// `[Self]` looks up its metadata for every row.
+    @inlinable
+    static func fetchAll(
+        _ db: Database, sql: String, arguments: StatementArguments, record: (Row) throws -> Self
+    ) throws -> [Self] {
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         var records: [Self] = []
         while let row = try cursor.next() {
-            records.append(try decode(from: row, context: context))
+            records.append(try record(row))
         }
         return records
     }

@@ -51,12 +51,7 @@ extension DatabaseRecord where Self: RowDecodable {
     /// The records of raw SQL, each read by `init(row:)`.
     @inlinable
     public static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Self] {
-        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-        var records: [Self] = []
-        while let row = try cursor.next() {
-            records.append(try Self(row: row))
-        }
-        return records
+        try fetchAll(db, sql: sql, arguments: arguments, record: Self.init(row:))
     }
 
     /// The first record a typed query selects, read by `init(row:)`; nil
