@@ -27,8 +27,7 @@ final class RecordBindingEncoder: Encoder {
     @exclusivity(unchecked) private(set) var isMismatched = false
     /// Whether the primary key was encoded as nil (SQLite assigns one).
     @exclusivity(unchecked) private(set) var primaryKeyIsNull = false
-    @exclusivity(unchecked) private var cachedKeyType: Any.Type?
-    @exclusivity(unchecked) private var cachedContainer: AnyObject?
+    @exclusivity(unchecked) private var containers = KeyedContainerCache()
 
     init(statement: Statement, columns: [String], ignored: Set<String>, primaryKey: [String]) {
         self.statement = statement
@@ -107,13 +106,9 @@ final class RecordBindingEncoder: Encoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if let cachedKeyType, cachedKeyType == Key.self, let cachedContainer {
-            return unsafeDowncast(cachedContainer, to: EncodingContainerHolder<Key>.self).container
+        containers.container(for: Key.self) {
+            KeyedEncodingContainer(BindingKeyedContainer<Key>(encoder: .passUnretained(self)))
         }
-        let container = KeyedEncodingContainer(BindingKeyedContainer<Key>(encoder: .passUnretained(self)))
-        cachedKeyType = Key.self
-        cachedContainer = EncodingContainerHolder(container)
-        return container
     }
 
     /// A record encoded another way than with one keyed container: the
@@ -126,14 +121,6 @@ final class RecordBindingEncoder: Encoder {
     func singleValueContainer() -> any SingleValueEncodingContainer {
         isMismatched = true
         return RecordEncoder(storage: EncodingStorage(ignored: [], tableName: "")).singleValueContainer()
-    }
-}
-
-private final class EncodingContainerHolder<Key: CodingKey> {
-    let container: KeyedEncodingContainer<Key>
-
-    init(_ container: KeyedEncodingContainer<Key>) {
-        self.container = container
     }
 }
 

@@ -87,11 +87,9 @@ final class RecordDecodingState {
 @usableFromInline
 final class RecordDecodingContext: Decoder {
     let state: RecordDecodingState
-    /// The coding key type of `cachedContainer`.
-    @exclusivity(unchecked) private var cachedKeyType: Any.Type?
-    /// A `ContainerHolder<Key>` for `cachedKeyType`. The container refers
-    /// to `state` only, not to this object, so nothing forms a cycle.
-    @exclusivity(unchecked) private var cachedContainer: AnyObject?
+    /// The container refers to `state` only, not to this object, so nothing
+    /// forms a cycle.
+    @exclusivity(unchecked) private var containers = KeyedContainerCache()
 
     @usableFromInline
     init(ignored: Set<String>) {
@@ -109,13 +107,9 @@ final class RecordDecodingContext: Decoder {
 
     @usableFromInline
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        if let cachedKeyType, cachedKeyType == Key.self, let cachedContainer {
-            return unsafeDowncast(cachedContainer, to: ContainerHolder<Key>.self).container
+        containers.container(for: Key.self) {
+            KeyedDecodingContainer(RowKeyedContainer<Key>(state: .passUnretained(state)))
         }
-        let container = KeyedDecodingContainer(RowKeyedContainer<Key>(state: .passUnretained(state)))
-        cachedKeyType = Key.self
-        cachedContainer = ContainerHolder(container)
-        return container
     }
 
     @usableFromInline
@@ -126,14 +120,6 @@ final class RecordDecodingContext: Decoder {
     @usableFromInline
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
         throw DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a record is decoded from a row's columns, not from a single value"))
-    }
-}
-
-private final class ContainerHolder<Key: CodingKey> {
-    let container: KeyedDecodingContainer<Key>
-
-    init(_ container: KeyedDecodingContainer<Key>) {
-        self.container = container
     }
 }
 
