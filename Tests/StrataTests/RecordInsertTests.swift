@@ -176,8 +176,16 @@ extension Tally: RowDecodable {
         #expect(try Tally.fetchOne(db, Tally.table.filter(Column<String>("label") == "c"))?.id == 3)
         #expect(try Tally.fetchOne(db, sql: "SELECT * FROM tally WHERE id = 99") == nil)
         #expect(Tally.rowInitializations - before == 3 + 2 + 1 + 1)
-        // The Decodable path, used by generic code, reads the same records.
+        // Every other fetch path reads with init(row:) too.
         #expect(try Tally.fetchOne(db, key: 1) == all[0])
+        let cursor = try Tally.fetchCursor(db, Tally.table.order(Column<Int64>("id")))
+        var labels: [String] = []
+        while let tally = try cursor.next() { labels.append(tally.label) }
+        #expect(labels == ["a", "b", "c"])
+        #expect(Tally.rowInitializations - before == 7 + 1 + 3)
+        // Decoding with Decodable explicitly still works and agrees.
+        let row = try #require(try Row.fetchOne(db, sql: "SELECT * FROM tally WHERE id = 3"))
+        #expect(try Tally.decode(from: row) == all[2])
     }
 
     @Test func aRowThatDoesNotFitThrowsFromInitRow() throws {

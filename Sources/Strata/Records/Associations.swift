@@ -72,10 +72,10 @@ public struct BelongsTo<Child: DatabaseRecord, Parent: DatabaseRecord>: Sendable
     public func fetchAll(_ db: Database, for children: [Child]) throws -> [Parent?] {
         let keys = try children.map { try $0.columnValue(foreignKey) }
         let parentKey = Parent.databasePrimaryKey.first ?? "rowid"
-        let context = RecordDecodingContext(ignored: Parent.databaseIgnoredColumns)
+        let read = Parent.makeRowReader()
         var parents: [DatabaseValue: Parent] = [:]
         for row in try fetchRows(db, Parent.table, column: quoteIdentifier(parentKey), in: keys) {
-            parents[try row.databaseValue(forColumn: parentKey)] = try Parent.decode(from: row, context: context)
+            parents[try row.databaseValue(forColumn: parentKey)] = try read(row)
         }
         return keys.map { parents[$0] }
     }
@@ -102,10 +102,10 @@ public struct HasMany<Parent: DatabaseRecord, Child: DatabaseRecord>: Sendable {
     /// loading).
     public func fetchAll(_ db: Database, for parents: [Parent]) throws -> [[Child]] {
         let keys = try parents.map { try $0.primaryKeyValue() }
-        let context = RecordDecodingContext(ignored: Child.databaseIgnoredColumns)
+        let read = Child.makeRowReader()
         var children: [DatabaseValue: [Child]] = [:]
         for row in try fetchRows(db, Child.table, column: quoteIdentifier(foreignKey), in: keys) {
-            children[try row.databaseValue(forColumn: foreignKey), default: []].append(try Child.decode(from: row, context: context))
+            children[try row.databaseValue(forColumn: foreignKey), default: []].append(try read(row))
         }
         return keys.map { children[$0] ?? [] }
     }
@@ -142,7 +142,7 @@ public struct HasManyThrough<Parent: DatabaseRecord, Join: DatabaseRecord, Child
     public func fetchAll(_ db: Database, for parents: [Parent]) throws -> [[Child]] {
         let keys = try parents.map { try $0.primaryKeyValue() }
         let distinctKeys = Array(Set(keys.filter { !$0.isNull }))
-        let context = RecordDecodingContext(ignored: Child.databaseIgnoredColumns)
+        let read = Child.makeRowReader()
         var children: [DatabaseValue: [Child]] = [:]
         for start in stride(from: 0, to: distinctKeys.count, by: 500) {
             let chunk = Array(distinctKeys[start..<min(start + 500, distinctKeys.count)])
@@ -152,7 +152,7 @@ public struct HasManyThrough<Parent: DatabaseRecord, Join: DatabaseRecord, Child
                 WHERE \(joinTable).\(quoteIdentifier(parentKey)) IN (\(repeatElement("?", count: chunk.count).joined(separator: ", ")))
                 """
             for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(chunk)) {
-                children[try row.databaseValue(forColumn: "strata_parent_key"), default: []].append(try Child.decode(from: row, context: context))
+                children[try row.databaseValue(forColumn: "strata_parent_key"), default: []].append(try read(row))
             }
         }
         return keys.map { children[$0] ?? [] }

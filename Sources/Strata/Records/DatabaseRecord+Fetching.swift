@@ -18,21 +18,13 @@ extension DatabaseRecord {
     /// - Throws: ``DatabaseDecodingError`` when a row does not fit the type.
     @inlinable
     public static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Self] {
-        let context = RecordDecodingContext(ignored: databaseIgnoredColumns)
-        return try fetchAll(db, sql: sql, arguments: arguments) { row in try decode(from: row, context: context) }
-    }
-
-    /// The records of raw SQL, each made from its row by `record`. Inlinable,
-    /// so it is specialized for the record type: appending to a generic
-    /// `[Self]` looks up its metadata for every row.
-    @inlinable
-    static func fetchAll(
-        _ db: Database, sql: String, arguments: StatementArguments, record: (Row) throws -> Self
-    ) throws -> [Self] {
+        // Inlinable, so it is specialized for the record type: appending to
+        // a generic `[Self]` looks up its metadata for every row.
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        let read = makeRowReader()
         var records: [Self] = []
         while let row = try cursor.next() {
-            records.append(try record(row))
+            records.append(try read(row))
         }
         return records
     }
@@ -47,7 +39,7 @@ extension DatabaseRecord {
     public static func fetchOne(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> Self? {
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
         guard let row = try cursor.next() else { return nil }
-        return try decode(from: row, context: RecordDecodingContext(ignored: databaseIgnoredColumns))
+        return try makeRowReader()(row)
     }
 
     /// The record with a primary key value; nil when there is none.
@@ -80,7 +72,7 @@ extension DatabaseRecord {
         let literal = query.sqlLiteral
         return RecordCursor(
             rows: try Row.fetchCursor(db, sql: literal.sql, arguments: literal.statementArguments),
-            context: RecordDecodingContext(ignored: databaseIgnoredColumns))
+            read: makeRowReader())
     }
 
     /// The number of rows in the table.
@@ -92,16 +84,16 @@ extension DatabaseRecord {
 /// A cursor over records; see ``DatabaseRecord/fetchCursor(_:_:)``.
 public final class RecordCursor<Record: DatabaseRecord>: Cursor {
     private let rows: RowCursor
-    private let context: RecordDecodingContext
+    private let read: (Row) throws -> Record
 
-    init(rows: RowCursor, context: RecordDecodingContext) {
+    init(rows: RowCursor, read: @escaping (Row) throws -> Record) {
         self.rows = rows
-        self.context = context
+        self.read = read
     }
 
     /// The next record, or nil at the end.
     public func next() throws -> Record? {
         guard let row = try rows.next() else { return nil }
-        return try Record.decode(from: row, context: context)
+        return try read(row)
     }
 }

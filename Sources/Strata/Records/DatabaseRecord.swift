@@ -51,6 +51,13 @@ public protocol DatabaseRecord: Codable {
     /// column's property (by decoding the record again); implement it to set
     /// the property directly.
     mutating func didInsert(rowID: Int64, primaryKeyColumn: String) throws
+
+    /// Makes the function that reads records of this type from the rows of
+    /// one fetch; every fetch (arrays, single records, cursors, associations)
+    /// goes through it. Strata provides it: decoding with `Decodable`, or
+    /// calling `init(row:)` for a record that also conforms to
+    /// ``RowDecodable``. There is no need to implement it.
+    static func makeRowReader() -> (Row) throws -> Self
 }
 
 /// A foreign key of a record's table, for ``DatabaseRecord/databaseForeignKeys``.
@@ -99,6 +106,14 @@ extension DatabaseRecord {
     /// The record's table, for the typed query API:
     /// `Note.table.filter(Column<String>("title").like("%x%"))`.
     public static var table: SQLTable { SQLTable(databaseTableName) }
+
+    /// Decodes each row with `Decodable`, the columns' positions resolved on
+    /// the first row and one decoder for all rows.
+    @inlinable
+    public static func makeRowReader() -> (Row) throws -> Self {
+        let context = RecordDecodingContext(ignored: databaseIgnoredColumns)
+        return { row in try decode(from: row, context: context) }
+    }
 
     public mutating func didInsert(rowID: Int64, primaryKeyColumn: String) throws {
         let encoded = try EncodedRecord(self)

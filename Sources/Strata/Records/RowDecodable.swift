@@ -23,10 +23,11 @@
 /// let best = try Player.fetchAll(db, Player.table.order(Column<Int>("score").desc))
 /// ```
 ///
-/// `fetchAll` and `fetchOne` called on the type use `init(row:)`; code that
-/// is generic over ``DatabaseRecord`` (associations, `fetchOne(_:key:)`) and
-/// cursors still decode with `Decodable`, so both must read the same columns.
-/// Writes always encode with `Encodable`.
+/// Every fetch of the type then uses `init(row:)`: `fetchAll`, `fetchOne`
+/// (also by key), cursors and associations. Writes still encode with
+/// `Encodable`. Declare the conformance in the module that declares the
+/// `DatabaseRecord` conformance, which is where Strata chooses how records
+/// of the type are read.
 public protocol RowDecodable {
     /// Reads the value from a row of a query.
     ///
@@ -35,38 +36,9 @@ public protocol RowDecodable {
 }
 
 extension DatabaseRecord where Self: RowDecodable {
-    /// Every record of the table, each read by `init(row:)`.
+    /// Reads each row with `init(row:)`.
     @inlinable
-    public static func fetchAll(_ db: Database) throws -> [Self] {
-        try fetchAll(db, table)
-    }
-
-    /// The records a typed query selects, each read by `init(row:)`.
-    @inlinable
-    public static func fetchAll(_ db: Database, _ query: some SQLLiteralConvertible) throws -> [Self] {
-        let literal = query.sqlLiteral
-        return try fetchAll(db, sql: literal.sql, arguments: literal.statementArguments)
-    }
-
-    /// The records of raw SQL, each read by `init(row:)`.
-    @inlinable
-    public static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Self] {
-        try fetchAll(db, sql: sql, arguments: arguments, record: Self.init(row:))
-    }
-
-    /// The first record a typed query selects, read by `init(row:)`; nil
-    /// when none.
-    @inlinable
-    public static func fetchOne(_ db: Database, _ query: some SQLLiteralConvertible) throws -> Self? {
-        let literal = query.sqlLiteral
-        return try fetchOne(db, sql: literal.sql, arguments: literal.statementArguments)
-    }
-
-    /// The first record of raw SQL, read by `init(row:)`; nil when none.
-    @inlinable
-    public static func fetchOne(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> Self? {
-        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-        guard let row = try cursor.next() else { return nil }
-        return try Self(row: row)
+    public static func makeRowReader() -> (Row) throws -> Self {
+        Self.init(row:)
     }
 }
