@@ -178,7 +178,7 @@ public final class Statement {
     /// Runs a statement whose parameters were bound directly; a failure
     /// names the values.
     @usableFromInline
-    func runBound(arguments: () -> StatementArguments) throws {
+    func runBound(arguments: () -> StatementArguments?) throws {
         do {
             try run()
         } catch var error as SQLiteError {

@@ -398,9 +398,7 @@ extension Database {
             statement = try makeStatement(sql: insert.sqlLiteral.sql)
             typedInsertStatements[insert.tableName] = (setters.map(\.columnName), statement)
         }
-        try statement.checkConnection()
-        statement.resetQuietly()
-        statement.arguments = []
+        try statement.prepareForBinding()
         let sqliteStatement = statement.sqliteStatement
         for index in 0..<setters.count {
             let position = Int32(truncatingIfNeeded: index + 1)
@@ -415,13 +413,8 @@ extension Database {
                 try SQLSetter.bind(setters[index], to: sqliteStatement, at: position)
             }
         }
-        do {
-            try statement.run()
-        } catch var error as SQLiteError {
-            // The error names the values, as `execute(arguments:)` does.
-            error.arguments = insert.plainColumnsAndValues.map { StatementArguments($0.values) }
-            throw error
-        }
+        // An error names the values, as `execute(arguments:)` does.
+        try statement.runBound { insert.plainColumnsAndValues.map { StatementArguments($0.values) } }
     }
 
     private static func setters(_ setters: [SQLSetter], match columns: [String]) -> Bool {

@@ -75,18 +75,11 @@ extension DatabaseRecord {
                 primaryKey: Self.databasePrimaryKey)
         }
         guard let encoder else { return false }
-        encoder.begin()
+        try encoder.begin()
         try encode(to: encoder)
         guard encoder.isComplete else { return false }
-        let statement = encoder.statement
-        statement.arguments = []
-        do {
-            try statement.run()
-        } catch var error as SQLiteError {
-            // The error names the values, as the general path's does.
-            error.arguments = (try? EncodedRecord(self)).map { StatementArguments($0.values) }
-            throw error
-        }
+        // An error names the values, as the general path's does.
+        try encoder.statement.runBound { (try? EncodedRecord(self)).map { StatementArguments($0.values) } }
         if encoder.primaryKeyIsNull {
             try didInsert(rowID: db.lastInsertedRowID, primaryKeyColumn: Self.databasePrimaryKey[0])
         }

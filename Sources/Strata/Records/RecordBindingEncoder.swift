@@ -41,8 +41,8 @@ final class RecordBindingEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     /// Starts a record.
-    func begin() {
-        statement.resetQuietly()
+    func begin() throws {
+        try statement.prepareForBinding()
         position = 0
         isMismatched = false
         primaryKeyIsNull = false
