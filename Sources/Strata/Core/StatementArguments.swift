@@ -18,10 +18,11 @@ public struct StatementArguments: Sendable {
     /// Values for the parameters in order.
     public private(set) var values: [(any DatabaseValueConvertible)?]
 
-    /// Named values in the order given, names without their prefix; a later
-    /// duplicate name wins. Kept in order, not hashed: a dictionary literal
-    /// usually lists the names in the statement's order, so binding compares
-    /// each name with the parameter at the same position.
+    /// Named values in the order given, names as written (with or without
+    /// their `:`, `@` or `$` prefix); a later duplicate name wins. Kept in
+    /// order, not hashed: a dictionary literal usually lists the names in the
+    /// statement's order, so binding compares each name with the parameter at
+    /// the same position.
     var namedPairs: [(String, (any DatabaseValueConvertible)?)]
 
     /// Values by parameter name, without the `:`, `@` or `$` prefix.
@@ -165,7 +166,6 @@ struct ArgumentConsumer {
         }
     }
 
-    /// Throws when arguments were left over once every statement was bound.
     /// Binds named arguments listed in the statement's parameter order, the
     /// common case, without hashing a name; false (nothing bound) otherwise.
     private mutating func bindInOrder(to statement: Statement, names: [String?]) throws -> Bool {
@@ -203,6 +203,7 @@ struct ArgumentConsumer {
         return dictionary
     }
 
+    /// Throws when arguments were left over once every statement was bound.
     func checkAllUsed(sql: String) throws {
         if arguments.isNamed {
             if usedNames == nil && boundNameCount == distinctNameCount { return }

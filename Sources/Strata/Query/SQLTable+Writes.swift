@@ -25,7 +25,8 @@ public struct SQLSetter: Sendable {
     public let columnName: String
     @usableFromInline
     let content: Content
-    /// Whether the content is a value to bind (not an expression).
+    /// Whether the content is a value to bind (not an expression). Stored,
+    /// though `content` tells it too: reading it copies nothing.
     @usableFromInline
     let isBound: Bool
     /// The value when it is NULL, an INTEGER or a REAL: trivially copyable,
@@ -51,19 +52,22 @@ public struct SQLSetter: Sendable {
     @inlinable
     init<V: DatabaseValueConvertible>(columnName: String, bound value: V) {
         self.columnName = columnName
+        self.isBound = true
         let converted = value.databaseValue
         if case .real = converted, value is any FixedWidthInteger {
+            // An unsigned integer above Int64.max: bound as is, so that
+            // binding refuses it.
             self.content = .bound(value)
-        } else {
-            self.content = .value(converted)
+            self.scalar = .none
+            return
         }
+        self.content = .value(converted)
         switch converted {
         case .null: self.scalar = .null
         case .integer(let integer): self.scalar = .integer(integer)
-        case .real(let real) where !(value is any FixedWidthInteger): self.scalar = .real(real)
-        default: self.scalar = .none
+        case .real(let real): self.scalar = .real(real)
+        case .text, .blob: self.scalar = .none
         }
-        self.isBound = true
     }
 
     /// The value, bound (`?`), or an expression.
@@ -221,8 +225,6 @@ public struct SQLInsert: SQLLiteralConvertible {
         return copy
     }
 
-    /// The columns and values of a plain INSERT (no conflict clause, no
-    /// RETURNING, every value bound as is); nil otherwise.
     /// Whether the insert only binds values to columns (no conflict clause,
     /// upsert, RETURNING or SQL expression).
     var isPlain: Bool {
@@ -233,18 +235,9 @@ public struct SQLInsert: SQLLiteralConvertible {
         return true
     }
 
-    var plainColumnsAndValues: (columns: [String], values: [(any DatabaseValueConvertible)?])? {
-        guard resolution == nil, upsertClause == nil, returning.isEmpty, !setters.isEmpty else { return nil }
-        var columns: [String] = []
-        var values: [(any DatabaseValueConvertible)?] = []
-        columns.reserveCapacity(setters.count)
-        values.reserveCapacity(setters.count)
-        for setter in setters {
-            guard let value = setter.boundValue else { return nil }
-            columns.append(setter.columnName)
-            values.append(value)
-        }
-        return (columns, values)
+    /// The values a plain insert binds, for an error to name.
+    var boundArguments: StatementArguments {
+        StatementArguments(setters.map { $0.boundValue ?? nil })
     }
 
     /// The INSERT statement.
@@ -414,7 +407,7 @@ extension Database {
             }
         }
         // An error names the values, as `execute(arguments:)` does.
-        try statement.runBound { insert.plainColumnsAndValues.map { StatementArguments($0.values) } }
+        try statement.runBound { insert.boundArguments }
     }
 
     private static func setters(_ setters: [SQLSetter], match columns: [String]) -> Bool {
