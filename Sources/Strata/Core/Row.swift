@@ -127,14 +127,10 @@ public struct Row {
         if let live {
             // `cursor` owns the statement that owns `live`.
             return try withExtendedLifetime(cursor) {
-                let state = live.pointee
-                guard state.generation == generation else { throw liveFailure(T.self, at: index) }
-                if index >= 0 && index < state.columnCount,
-                    let value = T.decode(from: state.sqliteStatement, at: Int32(truncatingIfNeeded: index))
-                {
-                    return value
+                guard let value = LiveStatementState.value(in: live, T.self, at: index, generation: generation) else {
+                    throw liveFailure(T.self, at: index)
                 }
-                throw liveFailure(T.self, at: index)
+                return value
             }
         }
         return try decodeDetached(T.self, at: index)

@@ -310,6 +310,20 @@ struct LiveStatementState {
         self.generation = generation
     }
 
+    /// The value at `index` of the current row as `T`, when the row is still
+    /// the one of `generation`, the index is in range and the value fits;
+    /// nil otherwise (the caller then makes the error).
+    ///
+    /// Static, reading each field through the pointer: a method on
+    /// `pointee` copied the whole state (its names array retained) per read.
+    @inlinable @inline(__always)
+    static func value<T: DatabaseValueConvertible>(
+        in state: UnsafeMutablePointer<LiveStatementState>, _ type: T.Type, at index: Int, generation: UInt
+    ) -> T? {
+        guard state.pointee.generation == generation, index >= 0, index < state.pointee.columnCount else { return nil }
+        return T.decode(from: state.pointee.sqliteStatement, at: Int32(truncatingIfNeeded: index))
+    }
+
     /// The index of the column named `name`: exact match first, then ASCII
     /// case-insensitive; nil when there is none.
     @inlinable

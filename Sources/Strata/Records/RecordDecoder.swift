@@ -19,14 +19,14 @@ final class RecordDecodingState {
     @exclusivity(unchecked) private var position = 0
     @exclusivity(unchecked) private var isLearning = true
 
-    init(ignored: Set<String>) {
-        self.ignored = ignored
-    }
-
     /// The current row's live statement state and generation (copied out of
     /// `row`, which keeps them valid), so a read copies no `Row`.
     @exclusivity(unchecked) private var live: UnsafeMutablePointer<LiveStatementState>?
     @exclusivity(unchecked) private var generation: UInt = 0
+
+    init(ignored: Set<String>) {
+        self.ignored = ignored
+    }
 
     /// Starts a row.
     func beginRow(_ row: Row) {
@@ -40,9 +40,7 @@ final class RecordDecodingState {
     /// The current row's value at `index` as `T`.
     @inline(__always)
     func read<T: DatabaseValueConvertible>(_ type: T.Type, at index: Int) throws -> T {
-        if let live, live.pointee.generation == generation, index >= 0, index < live.pointee.columnCount,
-            let value = T.decode(from: live.pointee.sqliteStatement, at: Int32(truncatingIfNeeded: index))
-        {
+        if let live, let value = LiveStatementState.value(in: live, T.self, at: index, generation: generation) {
             return value
         }
         // A detached row, or the error.
