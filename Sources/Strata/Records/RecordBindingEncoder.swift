@@ -88,21 +88,15 @@ final class RecordBindingEncoder: Encoder {
             return
         }
         if let convertible = value as? any DatabaseValueConvertible {
-            try bindExistential(convertible, column: column)
+            try bind(convertible, column: column)
             return
         }
+        // No JSON for a column that is not bound.
         if isMismatched || (!ignored.isEmpty && ignored.contains(column)) {
             _ = parameter(for: column)
             return
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let json = String(decoding: try encoder.encode(value), as: UTF8.self)
-        try bind(json, column: column)
-    }
-
-    private func bindExistential(_ value: any DatabaseValueConvertible, column: String) throws {
-        try bind(value, column: column)
+        try bind(try jsonText(of: value), column: column)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {

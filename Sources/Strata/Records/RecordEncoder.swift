@@ -57,10 +57,7 @@ final class EncodingStorage {
             return
         }
         guard !ignored.contains(column) else { return }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(value)
-        append(column, String(decoding: data, as: UTF8.self))
+        append(column, try jsonText(of: value))
     }
 }
 
@@ -176,6 +173,14 @@ private struct UnsupportedKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingC
     }
     mutating func superEncoder() -> any Encoder { RecordEncoder(storage: EncodingStorage(ignored: [], tableName: "")) }
     mutating func superEncoder(forKey key: Key) -> any Encoder { RecordEncoder(storage: EncodingStorage(ignored: [], tableName: "")) }
+}
+
+/// A nested value as stored in its column: JSON text with sorted keys, so
+/// equal values store equal text.
+func jsonText(of value: some Encodable) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return String(decoding: try encoder.encode(value), as: UTF8.self)
 }
 
 /// Lets an encoder see that a generic value is an Optional holding nil (a
