@@ -28,15 +28,13 @@ public final class Database {
 
     let state: ConnectionState
     var statementCache: [String: Statement] = [:]
-    /// The INSERT statements of records, by record type, with their columns:
-    /// inserting many records neither rebuilds nor rehashes the SQL each time.
-    var insertStatements: [ObjectIdentifier: (columns: [String], statement: Statement)] = [:]
+    /// Per record type, its prepared INSERT with the columns it names, held
+    /// by the encoder that binds records straight into it: inserting many
+    /// records neither rebuilds the SQL nor builds an arguments array.
+    var recordInserts: [ObjectIdentifier: RecordBindingEncoder] = [:]
     /// The prepared INSERT of typed queries (`db.run(table.insert(…))`), by
     /// table name, with its columns.
     var typedInsertStatements: [String: (columns: [String], statement: Statement)] = [:]
-    /// Per record type, the encoder that binds records straight into the
-    /// cached INSERT of `insertStatements`.
-    var recordInsertEncoders: [ObjectIdentifier: RecordBindingEncoder] = [:]
     var savepointCounter = 0
 
     /// A handle that can interrupt this connection's running statement from
@@ -189,9 +187,8 @@ public final class Database {
     public func close() throws {
         guard let handle = state.sqliteConnection else { return }
         statementCache.removeAll()
-        insertStatements.removeAll()
+        recordInserts.removeAll()
         typedInsertStatements.removeAll()
-        recordInsertEncoders.removeAll()
         interruptHandle.invalidate()
         sqlite3_update_hook(handle, nil, nil)
         sqlite3_commit_hook(handle, nil, nil)
@@ -297,36 +294,10 @@ public final class Database {
         }
     }
 
-    /// The INSERT kept under `key` for these columns, prepared with `sql()`
-    /// when there is none yet, the columns changed, or the kept one is still
-    /// being stepped elsewhere.
-    func insertStatement(for key: ObjectIdentifier, columns: [String], sql: () -> String) throws -> Statement {
-        if let cached = insertStatements[key], cached.columns == columns,
-            sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0
-        {
-            return cached.statement
-        }
-        let statement = try makeStatement(sql: sql())
-        insertStatements[key] = (columns, statement)
-        recordInsertEncoders[key] = nil
-        return statement
-    }
-
-    /// The encoder binding records of a type into its cached INSERT, when
-    /// that statement exists and is not being stepped.
-    func recordInsertEncoder(
-        for type: ObjectIdentifier, make: (Statement, [String]) -> RecordBindingEncoder
-    ) -> RecordBindingEncoder? {
-        // `insertStatement(for:columns:sql:)` drops a type's encoder when it
-        // replaces the type's statement, so a cached encoder is current.
-        if let encoder = recordInsertEncoders[type] {
-            return sqlite3_stmt_busy(encoder.sqliteStatement) == 0 ? encoder : nil
-        }
-        guard let cached = insertStatements[type], sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0 else {
-            return nil
-        }
-        let encoder = make(cached.statement, cached.columns)
-        recordInsertEncoders[type] = encoder
+    /// The record type's cached INSERT, unless it is being stepped (a
+    /// cursor over the INSERT's RETURNING rows, say).
+    func recordInsert(for type: ObjectIdentifier) -> RecordBindingEncoder? {
+        guard let encoder = recordInserts[type], sqlite3_stmt_busy(encoder.sqliteStatement) == 0 else { return nil }
         return encoder
     }
 

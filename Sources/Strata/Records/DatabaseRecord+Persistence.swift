@@ -61,7 +61,7 @@ extension DatabaseRecord {
     public mutating func insert(_ db: Database) throws {
         if try insertByBinding(db) { return }
         let encoded = try EncodedRecord(self)
-        try Self.insertStatement(db, columns: encoded.columns).execute(arguments: StatementArguments(encoded.values))
+        try Self.insertEncoder(db, columns: encoded.columns).statement.execute(arguments: StatementArguments(encoded.values))
         try writeBackRowID(db, encoded)
     }
 
@@ -69,12 +69,7 @@ extension DatabaseRecord {
     /// INSERT; false (nothing written) when there is no such statement yet
     /// or the record does not encode the statement's columns in order.
     private mutating func insertByBinding(_ db: Database) throws -> Bool {
-        let encoder = db.recordInsertEncoder(for: ObjectIdentifier(Self.self)) { statement, columns in
-            RecordBindingEncoder(
-                statement: statement, columns: columns, ignored: Self.databaseIgnoredColumns,
-                primaryKey: Self.databasePrimaryKey)
-        }
-        guard let encoder else { return false }
+        guard let encoder = db.recordInsert(for: ObjectIdentifier(Self.self)) else { return false }
         try encoder.begin()
         try encode(to: encoder)
         guard encoder.isComplete else { return false }
@@ -87,11 +82,17 @@ extension DatabaseRecord {
     }
 
     /// The prepared INSERT for these columns, kept per record type on the
-    /// connection.
-    private static func insertStatement(_ db: Database, columns: [String]) throws -> Statement {
-        try db.insertStatement(for: ObjectIdentifier(Self.self), columns: columns) {
-            insertSQL(columns, resolution: nil)
+    /// connection (replaced when the columns change or it is being stepped).
+    private static func insertEncoder(_ db: Database, columns: [String]) throws -> RecordBindingEncoder {
+        let type = ObjectIdentifier(Self.self)
+        if let cached = db.recordInsert(for: type), cached.columns == columns {
+            return cached
         }
+        let encoder = RecordBindingEncoder(
+            statement: try db.makeStatement(sql: insertSQL(columns, resolution: nil)), columns: columns,
+            ignored: databaseIgnoredColumns, primaryKey: databasePrimaryKey)
+        db.recordInserts[type] = encoder
+        return encoder
     }
 
     /// The record as inserted, with its assigned key.
