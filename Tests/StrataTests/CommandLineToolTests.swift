@@ -105,10 +105,11 @@ import Testing
         #expect(try run(["sql", ":memory:", "CREATE TABLE t(a); SELECT 1", "--format", "bogus"]).status == 64)
     }
 
-    /// The csv-spectrum cases (Debian's node-csv-spectrum), imported with
-    /// --text and read back as JSON, equal the expected JSON.
+    /// The csv-spectrum cases (shipped in the test resources, see their
+    /// NOTICE.md), imported with --text and read back as JSON, equal the
+    /// expected JSON.
     @Test func importsEveryCSVSpectrumCase() throws {
-        let folder = URL(fileURLWithPath: "/usr/share/nodejs/csv-spectrum")
+        let folder = try #require(Bundle.module.url(forResource: "csv-spectrum", withExtension: nil, subdirectory: "Resources"))
         let csvs = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("csvs").path)
             .filter { $0.hasSuffix(".csv") }.sorted()
         #expect(csvs.count >= 11)

@@ -37,12 +37,6 @@ fileprivate struct Membership: DatabaseRecord, Equatable {
     static let databasePrimaryKey = ["groupID", "userID"]
 }
 
-/// A record whose enum cannot be probed for an empty value.
-fileprivate struct Odd: DatabaseRecord {
-    enum Flavor: String, Codable { case sweet, sour }
-    var flavor: Flavor
-}
-
 @Suite struct RecordTests {
     fileprivate func makeContact(_ name: String, email: String) -> Contact {
         Contact(
@@ -130,12 +124,6 @@ fileprivate struct Odd: DatabaseRecord {
         #expect(json.reason == .invalidJSON && json.column == "images" && json.typeName == "Array<ImageDescriptor>")
         #expect(json.description.contains("cannot read Array<ImageDescriptor> from invalid JSON in column \"images\""))
         #expect(json.sql == "SELECT * FROM \"notes\"")
-    }
-
-    @Test func explainsATypeWhoseColumnsCannotBeDerived() throws {
-        let error = try #require(throws: RecordError.self) { try Odd.createTableSQL() }
-        #expect(error.kind == .unsupportedType)
-        #expect(error.description.contains("Flavor"))
     }
 
     @Test func readsSubsetsAndExtraColumns() throws {

@@ -91,12 +91,12 @@ final class RecordBindingEncoder: Encoder {
             try bind(convertible, column: column)
             return
         }
-        // No JSON for a column that is not bound.
+        // No encoding for a column that is not bound.
         if isMismatched || (!ignored.isEmpty && ignored.contains(column)) {
             _ = parameter(for: column)
             return
         }
-        try bind(try jsonText(of: value), column: column)
+        try bind(try columnValue(of: value), column: column)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {

@@ -235,24 +235,21 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         return try decodeColumn(type, at: index, key: key)
     }
 
-    /// A database value is read directly; any other Decodable from JSON text.
+    /// A database value is read directly; any other Decodable from its
+    /// single value, or from JSON text when it has keys or elements.
     private func decodeColumn<T: Decodable>(_ type: T.Type, at index: Int, key: Key) throws -> T {
         if let convertible = type as? any DatabaseValueConvertible.Type {
             return try decodeConvertible(convertible, at: index) as! T
         }
         let stored = try row.databaseValue(at: index)
-        let data: Data
-        switch stored {
-        case .text(let text): data = Data(text.utf8)
-        case .blob(let blob): data = blob
-        default:
-            throw DatabaseDecodingError.mismatch(stored, type: T.self, column: key.stringValue, columnIndex: index, sql: row.sql)
-        }
         do {
-            return try JSONDecoder().decode(T.self, from: data)
+            return try decodeColumnValue(T.self, from: stored)
         } catch {
+            var isJSON = false
+            if case .text(let text) = stored, let first = text.first { isJSON = first == "{" || first == "[" }
             var failure = DatabaseDecodingError(
-                reason: .invalidJSON, column: key.stringValue, columnIndex: index, type: T.self, value: stored, sql: row.sql)
+                reason: isJSON ? .invalidJSON : .valueMismatch, column: key.stringValue, columnIndex: index,
+                type: T.self, value: stored, sql: row.sql)
             failure.detail = jsonProblem(error)
             throw failure
         }

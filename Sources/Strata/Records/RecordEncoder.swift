@@ -57,7 +57,7 @@ final class EncodingStorage {
             return
         }
         guard !ignored.contains(column) else { return }
-        append(column, try jsonText(of: value))
+        append(column, try columnValue(of: value))
     }
 }
 

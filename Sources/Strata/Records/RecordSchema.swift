@@ -24,7 +24,8 @@ struct RecordSchema: Sendable {
         let recorder = SchemaRecorder()
         do {
             _ = try T(from: ProbeDecoder(recorder: recorder))
-        } catch let error as RecordError {
+        } catch var error as RecordError {
+            if error.tableName.isEmpty { error.tableName = T.databaseTableName }
             throw error
         } catch {
             throw RecordError(
@@ -43,10 +44,9 @@ final class SchemaRecorder {
 
     func record(_ name: String, _ type: Any.Type, optional: Bool) {
         guard !columns.contains(where: { $0.name == name }) else { return }
-        let isValue = type is any DatabaseValueConvertible.Type
+        let storage = columnStorage(of: type)
         columns.append(RecordSchema.Column(
-            name: name, declaredType: isValue ? declaredType(for: type) : "TEXT", isOptional: optional,
-            isJSON: !isValue))
+            name: name, declaredType: storage.declaredType, isOptional: optional, isJSON: storage.isJSON))
     }
 }
 
@@ -58,7 +58,13 @@ func emptyValue<T: Decodable>(of type: T.Type) throws -> T {
     if let value = emptyDatabaseValue(of: type) {
         return value
     }
-    return try T(from: ProbeDecoder(recorder: nil))
+    do {
+        return try T(from: ProbeDecoder(recorder: nil))
+    } catch {
+        // An enum accepts only its raw values: take its first case.
+        if let value = firstCaseOfPlainEnum(type) { return value }
+        throw error
+    }
 }
 
 private func emptyDatabaseValue<T>(of type: T.Type) -> T? {
@@ -106,18 +112,29 @@ private func firstCase<C: CaseIterable>(of type: C.Type) -> Any? {
 struct ProbeDecoder: Decoder {
     let recorder: SchemaRecorder?
     var codingPath: [any CodingKey] = []
+    /// Notes what the value asks for, to tell a single value from one
+    /// stored as JSON.
+    var shape: ValueShapeNote?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    init(recorder: SchemaRecorder?, codingPath: [any CodingKey] = [], shape: ValueShapeNote? = nil) {
+        self.recorder = recorder
+        self.codingPath = codingPath
+        self.shape = shape
+    }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(ProbeKeyedContainer<Key>(recorder: recorder, codingPath: codingPath))
+        shape?.isStructured = true
+        return KeyedDecodingContainer(ProbeKeyedContainer<Key>(recorder: recorder, codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        ProbeUnkeyedContainer(codingPath: codingPath)
+        shape?.isStructured = true
+        return ProbeUnkeyedContainer(codingPath: codingPath)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        ProbeSingleValueContainer(codingPath: codingPath)
+        ProbeSingleValueContainer(codingPath: codingPath, shape: shape)
     }
 }
 
@@ -141,7 +158,7 @@ private struct ProbeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         } catch {
             throw RecordError(
                 kind: .unsupportedType, tableName: "",
-                message: "cannot make an empty value of \(type) for \"\(key.stringValue)\"; make \(type) CaseIterable or a DatabaseValueConvertible that accepts 0 or \"\"")
+                message: "cannot derive the column \"\(key.stringValue)\" from \(type): its init(from:) failed with an empty value (\(error)); make \(type) CaseIterable, or a DatabaseValueConvertible whose fromDatabaseValue accepts 0 or \"\"")
         }
     }
 
@@ -201,10 +218,15 @@ private struct ProbeUnkeyedContainer: UnkeyedDecodingContainer {
 
 private struct ProbeSingleValueContainer: SingleValueDecodingContainer {
     var codingPath: [any CodingKey]
+    var shape: ValueShapeNote?
 
     func decodeNil() -> Bool { false }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try emptyValue(of: type)
+        if let shape, shape.singleValueType == nil {
+            shape.singleValueType = columnStorage(of: type).isJSON ? nil : type
+            if shape.singleValueType == nil { shape.isStructured = true }
+        }
+        return try emptyValue(of: type)
     }
 }
