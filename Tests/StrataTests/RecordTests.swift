@@ -176,3 +176,93 @@ final class Dog: DatabaseRecord {
         #expect(try fetched.delete(db))
     }
 }
+
+/// The user's documents name the key column `ID`.
+fileprivate struct Person: DatabaseRecord, Equatable {
+    var id: Int64?
+    var name: String
+    enum CodingKeys: String, CodingKey {
+        case id = "ID"
+        case name
+    }
+}
+
+/// A class whose key property is renamed by its coding keys.
+fileprivate final class Gadget: DatabaseRecord {
+    var identifier: Int?
+    var label: String
+    var isSelected = false  // not stored
+    enum CodingKeys: String, CodingKey {
+        case identifier = "gadget_id"
+        case label
+    }
+    static let databasePrimaryKey = ["gadget_id"]
+    init(label: String) { self.label = label }
+}
+
+@Suite struct RecordKeyTests {
+    @Test(arguments: TestStorage.allCases)
+    func findsAnUpperCaseIDColumnAsThePrimaryKey(_ storage: TestStorage) throws {
+        #expect(Person.databasePrimaryKey == ["ID"])
+        #expect(try Person.createTableSQL() == #"CREATE TABLE "person" ("ID" INTEGER PRIMARY KEY, "name" TEXT NOT NULL)"#)
+        let db = try storage.makeDatabase()
+        try db.create(table: Person.self)
+        var ann = Person(id: nil, name: "Ann")
+        try ann.insert(db)
+        #expect(ann.id == 1)
+        var bob = Person(id: nil, name: "Bob")
+        try bob.save(db)
+        #expect(bob.id == 2)
+        ann.name = "Ann B."
+        try ann.save(db)
+        try ann.save(db)
+        #expect(try Person.fetchAll(db, sql: "SELECT * FROM person ORDER BY ID") == [ann, bob])
+        #expect(try Person.fetchOne(db, key: 2) == bob)
+        #expect(try ann.delete(db))
+    }
+
+    @Test func saveRefusesARecordWithoutAPrimaryKey() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE logLine(message TEXT NOT NULL, level INTEGER NOT NULL)")
+        var line = LogLineForSave(message: "start", level: 1)
+        let error = try #require(throws: RecordError.self) { try line.save(db) }
+        #expect(error.kind == .missingPrimaryKey)
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM logLine") == 0)
+    }
+
+    @Test func aClassRecordKeepsItsIdentityWhenInserted() throws {
+        let db = try Database()
+        try db.create(table: Dog.self)
+        let rex = Dog(name: "Rex")
+        rex.owner = "Ann"
+        var handle = rex
+        try handle.insert(db)
+        #expect(handle === rex)
+        #expect(rex.id == 1)
+        #expect(rex.owner == "Ann")  // a property outside the coding keys is untouched
+        // Saving the object the app holds updates its row, never adds one.
+        rex.name = "Rex II"
+        try handle.save(db)
+        try handle.save(db)
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM dogs") == 1)
+        #expect(try String.fetchOne(db, sql: "SELECT name FROM dogs") == "Rex II")
+    }
+
+    @Test func aClassWithARenamedKeyGetsItsIdToo() throws {
+        let db = try Database()
+        try db.create(table: Gadget.self)
+        let gadget = Gadget(label: "clock")
+        gadget.isSelected = true
+        var handle = gadget
+        try handle.insert(db)
+        #expect(handle === gadget && gadget.identifier == 1 && gadget.isSelected)
+        try handle.save(db)
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM gadget") == 1)
+    }
+}
+
+fileprivate struct LogLineForSave: DatabaseRecord {
+    var message: String
+    var level: Int
+    static let databaseTableName = "logLine"
+}

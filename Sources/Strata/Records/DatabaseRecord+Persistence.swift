@@ -23,7 +23,7 @@ extension DatabaseRecord {
         for column in schema.columns {
             var text = quoteIdentifier(column.name)
             if !column.declaredType.isEmpty { text += " " + column.declaredType }
-            if primaryKey == [column.name] {
+            if primaryKey.count == 1 && primaryKey[0].caseInsensitiveEquals(column.name) {
                 // A single INTEGER key is the rowid: SQLite assigns it when NULL.
                 text += column.declaredType == "INTEGER" ? " PRIMARY KEY" : " PRIMARY KEY NOT NULL"
             } else if !column.isOptional {
@@ -61,6 +61,7 @@ extension DatabaseRecord {
     public mutating func insert(_ db: Database) throws {
         if try insertByBinding(db) { return }
         let encoded = try EncodedRecord(self)
+        try Self.checkKeyColumns(encoded)
         try Self.insertEncoder(db, columns: encoded.columns).statement.execute(arguments: StatementArguments(encoded.values))
         try writeBackRowID(db, encoded)
     }
@@ -116,7 +117,8 @@ extension DatabaseRecord {
     ///   key; ``SQLiteError`` for constraint errors.
     public func update(_ db: Database) throws {
         let encoded = try EncodedRecord(self)
-        try update(db, encoded: encoded, columns: encoded.columns.filter { !Self.databasePrimaryKey.contains($0) })
+        let key = Self.databasePrimaryKey
+        try update(db, encoded: encoded, columns: encoded.columns.filter { !key.containsColumn($0) })
     }
 
     /// Updates only the columns whose values differ from `old`, the same
@@ -125,9 +127,10 @@ extension DatabaseRecord {
     public func updateChanges(_ db: Database, from old: Self) throws -> Bool {
         let encoded = try EncodedRecord(self)
         let previous = try EncodedRecord(old)
+        let key = Self.databasePrimaryKey
         let changed = encoded.columns.indices.filter { index in
             let column = encoded.columns[index]
-            guard !Self.databasePrimaryKey.contains(column) else { return false }
+            guard !key.containsColumn(column) else { return false }
             let oldValue = previous.value(of: column).flatMap { $0?.databaseValue } ?? .null
             return (encoded.values[index]?.databaseValue ?? .null) != oldValue
         }.map { encoded.columns[$0] }
@@ -155,12 +158,22 @@ extension DatabaseRecord {
         }
     }
 
-    /// Inserts the record when it has no key or no row has its key; updates
+    /// Inserts the record when its key is nil or no row has its key; updates
     /// the row otherwise.
+    ///
+    /// - Throws: ``RecordError`` (`.missingPrimaryKey`) when the type has no
+    ///   primary key among its coding keys: without one, a saved record could
+    ///   not be told from a new one, and saving twice would store two rows.
     public mutating func save(_ db: Database) throws {
         let encoded = try EncodedRecord(self)
         let key = Self.databasePrimaryKey
-        let hasKey = !key.isEmpty && key.allSatisfy { (encoded.value(of: $0) ?? nil) != nil }
+        guard !key.isEmpty else {
+            throw RecordError(
+                kind: .missingPrimaryKey, tableName: Self.databaseTableName,
+                message: "save needs a primary key to tell a stored \(Self.self) from a new one; declare databasePrimaryKey, or use insert")
+        }
+        try Self.checkKeyColumns(encoded)
+        let hasKey = key.allSatisfy { (encoded.value(of: $0) ?? nil) != nil }
         if hasKey {
             do {
                 try update(db)
@@ -178,7 +191,7 @@ extension DatabaseRecord {
         guard !key.isEmpty else {
             throw RecordError(kind: .missingPrimaryKey, tableName: Self.databaseTableName, message: "upsert needs a primary key")
         }
-        let others = encoded.columns.filter { !key.contains($0) }
+        let others = encoded.columns.filter { !key.containsColumn($0) }
         var sql = Self.insertSQL(encoded.columns, resolution: nil)
         sql += " ON CONFLICT (" + key.map(quoteIdentifier).joined(separator: ", ") + ") DO "
         sql += others.isEmpty ? "NOTHING" : "UPDATE SET " + others.map { quoteIdentifier($0) + " = excluded." + quoteIdentifier($0) }.joined(separator: ", ")
@@ -210,6 +223,16 @@ extension DatabaseRecord {
     }
 
     // MARK: - Internals
+
+    /// Throws when a declared key column is not among the coding keys: the
+    /// row's key could not be read back nor written into the record.
+    static func checkKeyColumns(_ encoded: EncodedRecord) throws {
+        for column in databasePrimaryKey where encoded.index(of: column) == nil {
+            throw RecordError(
+                kind: .missingPrimaryKey, tableName: databaseTableName,
+                message: "the primary key column \"\(column)\" is not among \(Self.self)'s coding keys (\(encoded.columns.joined(separator: ", ")))")
+        }
+    }
 
     static func insertSQL(_ columns: [String], resolution: SQLConflictResolution?) -> String {
         "INSERT " + (resolution.map { "OR \($0.rawValue) " } ?? "") + "INTO " + quoteIdentifier(databaseTableName)

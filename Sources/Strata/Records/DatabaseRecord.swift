@@ -94,7 +94,11 @@ extension DatabaseRecord {
     }
 
     public static var databasePrimaryKey: [String] {
-        (try? RecordSchema.of(Self.self).columns.contains { $0.name == "id" }) == true ? ["id"] : []
+        // `case id = "ID"` names the column ID: SQLite's names ignore case.
+        guard let columns = try? RecordSchema.of(Self.self).columns,
+            let id = columns.first(where: { $0.name.caseInsensitiveEquals("id") })
+        else { return [] }
+        return [id.name]
     }
 
     public static var databaseIgnoredColumns: Set<String> { [] }
@@ -116,9 +120,18 @@ extension DatabaseRecord {
     }
 
     public mutating func didInsert(rowID: Int64, primaryKeyColumn: String) throws {
+        if Self.self is AnyClass {
+            // The app holds this object: it gets the id, not a new instance.
+            try writeIntoInstance(rowID: rowID, primaryKeyColumn: primaryKeyColumn)
+            return
+        }
         let encoded = try EncodedRecord(self)
         var values = encoded.values.map { $0?.databaseValue ?? .null }
-        guard let index = encoded.columns.firstIndex(of: primaryKeyColumn) else { return }
+        guard let index = encoded.index(of: primaryKeyColumn) else {
+            throw RecordError(
+                kind: .missingPrimaryKey, tableName: Self.databaseTableName,
+                message: "the row was inserted with rowid \(rowID), but \(Self.self) has no coding key \"\(primaryKeyColumn)\" to hold it; implement didInsert(rowID:primaryKeyColumn:)")
+        }
         values[index] = .integer(rowID)
         self = try Self.decode(from: Row(columnNames: encoded.columns, values: values))
     }

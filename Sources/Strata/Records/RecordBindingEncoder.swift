@@ -34,7 +34,7 @@ final class RecordBindingEncoder: Encoder {
         self.sqliteStatement = statement.sqliteStatement
         self.columns = columns
         self.ignored = ignored
-        self.primaryKeyIndex = primaryKey.count == 1 ? columns.firstIndex(of: primaryKey[0]) : nil
+        self.primaryKeyIndex = primaryKey.count == 1 ? columns.firstIndex { $0.caseInsensitiveEquals(primaryKey[0]) } : nil
     }
 
     var codingPath: [any CodingKey] { [] }

@@ -13,10 +13,16 @@ struct EncodedRecord {
         values = storage.values
     }
 
-    /// The value of a column; nil when the record has no such column.
+    /// The value of a column, named in any case as SQLite allows; nil when
+    /// the record has no such column.
     func value(of column: String) -> (any DatabaseValueConvertible)?? {
-        guard let index = columns.firstIndex(of: column) else { return nil }
+        guard let index = index(of: column) else { return nil }
         return .some(values[index])
+    }
+
+    /// The index of a column, named in any case as SQLite allows.
+    func index(of column: String) -> Int? {
+        columns.firstIndex(of: column) ?? columns.firstIndex { $0.caseInsensitiveEquals(column) }
     }
 }
 
@@ -192,4 +198,19 @@ protocol OptionalValue {
 
 extension Optional: OptionalValue {
     var isNone: Bool { self == nil }
+}
+
+extension String {
+    /// Whether two identifiers name the same column: SQLite compares ASCII
+    /// letters without case.
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        self == other || (utf8.count == other.utf8.count && lowercased() == other.lowercased())
+    }
+}
+
+extension Array<String> {
+    /// Whether the list holds a column name, in any case.
+    func containsColumn(_ name: String) -> Bool {
+        contains { $0.caseInsensitiveEquals(name) }
+    }
 }
