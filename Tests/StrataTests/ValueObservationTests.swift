@@ -143,4 +143,35 @@ final class ValueLog<Value: Sendable>: @unchecked Sendable {
         ])
         #expect(await changes.next() == [DatabaseEvent(kind: .delete, databaseName: "main", tableName: "notes", rowID: 1)])
     }
+
+    @Test func leavesOutChangesUndoneByASavepointRollback() async throws {
+        let queue = try makeQueue()
+        var changes = queue.observeChanges(in: ["notes"]).makeAsyncIterator()
+        try await queue.read { _ in () }
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO notes(id, title) VALUES (20, 'kept')")
+            // Strata's savepoint, rolled back by an error.
+            _ = try? db.savepoint {
+                try db.execute(sql: "INSERT INTO notes(id, title) VALUES (21, 'undone')")
+                throw CancellationError()
+            }
+            // Raw SQL, a quoted name, a comment, nested savepoints.
+            try db.execute(sql: """
+                SAVEPOINT "Outer Point";
+                INSERT INTO notes(id, title) VALUES (22, 'undone');
+                savepoint inner; UPDATE notes SET title = 'undone' WHERE id = 20; release inner;
+                /* undo both */ ROLLBACK TRANSACTION TO SAVEPOINT "outer point";
+                INSERT INTO notes(id, title) VALUES (23, 'kept');
+                RELEASE "Outer Point";
+                SAVEPOINT s; DELETE FROM notes WHERE id = 23; RELEASE s;
+                """)
+        }
+        #expect(await changes.next() == [
+            DatabaseEvent(kind: .insert, databaseName: "main", tableName: "notes", rowID: 20),
+            DatabaseEvent(kind: .insert, databaseName: "main", tableName: "notes", rowID: 23),
+            DatabaseEvent(kind: .delete, databaseName: "main", tableName: "notes", rowID: 23),
+        ])
+        // The rows agree with what was reported.
+        #expect(try await queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM notes WHERE id >= 20") } == [20])
+    }
 }

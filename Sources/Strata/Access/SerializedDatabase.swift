@@ -59,7 +59,9 @@ final class SerializedDatabase: @unchecked Sendable {
         dispatchQueue.async {
             guard self.changeCenter == nil, !self.database.isClosed else { return }
             self.changeCenter = center
-            self.database.changeRecorder = ChangeRecorder()
+            let recorder = ChangeRecorder()
+            self.database.changeRecorder = recorder
+            self.database.state.savepointListener = { [weak recorder] in recorder?.didRun($0) }
             try? self.database.installHooks()
             try? self.database.disableTruncateOptimization()
         }

@@ -183,6 +183,9 @@ final class ReadTables {
 final class ChangeRecorder {
     private var pending: [DatabaseEvent] = []
     private(set) var committed: [[DatabaseEvent]] = []
+    /// Open savepoints, each with the number of changes made before it: a
+    /// ROLLBACK TO drops the changes made since.
+    private var savepoints: [(name: String, mark: Int)] = []
 
     func record(_ event: DatabaseEvent) { pending.append(event) }
 
@@ -190,11 +193,33 @@ final class ChangeRecorder {
         // An empty commit (no change) is still reported: observers filter.
         committed.append(pending)
         pending = []
+        savepoints = []
     }
 
     func didRollback() {
         pending = []
+        savepoints = []
         // A COMMIT that failed after the commit hook ran is rolled back too.
+    }
+
+    /// Follows SAVEPOINT, RELEASE and ROLLBACK TO, which SQLite reports to
+    /// no hook.
+    func didRun(_ statement: SavepointStatement) {
+        let name = statement.name.lowercased()
+        switch statement.kind {
+        case .begin:
+            savepoints.append((name, pending.count))
+        case .release:
+            if let index = savepoints.lastIndex(where: { $0.name == name }) {
+                savepoints.removeSubrange(index...)
+            }
+        case .rollbackTo:
+            // The savepoint stays open after ROLLBACK TO.
+            if let index = savepoints.lastIndex(where: { $0.name == name }) {
+                pending.removeSubrange(min(savepoints[index].mark, pending.count)...)
+                savepoints.removeSubrange((index + 1)...)
+            }
+        }
     }
 
     /// The committed transactions' changes since the last call.

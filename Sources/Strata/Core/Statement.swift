@@ -5,6 +5,9 @@ import Foundation
 /// `Database` fails with a clear error instead of touching a closed handle.
 final class ConnectionState {
     var sqliteConnection: OpaquePointer?
+    /// Told of each SAVEPOINT, RELEASE and ROLLBACK TO that ran, when set:
+    /// SQLite has no hook for them, and undone changes must not be reported.
+    var savepointListener: ((SavepointStatement) -> Void)?
 
     init(_ sqliteConnection: OpaquePointer) {
         self.sqliteConnection = sqliteConnection
@@ -201,6 +204,11 @@ public final class Statement {
     func run() throws {
         while try step() {}
         resetQuietly()
+        if let listener = connectionState.savepointListener, sqlite3_stmt_readonly(sqliteStatement) != 0,
+            let savepoint = SavepointStatement(sql: sql)
+        {
+            listener(savepoint)
+        }
     }
 
     /// Steps once: true when a row is available.
