@@ -138,10 +138,13 @@ private struct Importer {
     /// For each table column of the INSERT, the source column feeding it.
     var sourceIndexes: [Int] = []
     var insertColumns: [String] = []
-    /// Whether each insert column has INTEGER, REAL or NUMERIC affinity: a
-    /// canonical integer is then bound as an integer, sparing SQLite the
-    /// text conversion it would do anyway.
-    var isNumericColumn: [Bool] = []
+    /// Each insert column's affinity: number-like text bound to a column
+    /// that converts text is checked to keep every digit, and a canonical
+    /// integer is bound as an integer, sparing SQLite the conversion.
+    var affinities: [ColumnAffinity] = []
+    /// The columns of a table this import created, by source column: JSON
+    /// keys then map to them exactly, even keys that differ only in case.
+    var createdNames: [String]?
     var statement: OpaquePointer?
     var keepAlive: Statement?
 
@@ -179,12 +182,11 @@ private struct Importer {
             }
             sample.append(record)
         }
-        var createdNames: [String]?
         if mustCreate {
             createdNames = try createTable(from: sample)
             createdTable = true
         }
-        try prepareInsert(createdNames: createdNames)
+        try prepareInsert()
         defer { keepAlive = nil }
 
         for sampled in sample {
@@ -208,14 +210,17 @@ private struct Importer {
         guard !source.columnNames.isEmpty else {
             throw ImportError(file: file, line: 0, column: nil, message: "the file has no columns")
         }
+        // SQLite's column names ignore case: `a` and `A` become `a`, `A_2`.
         var names: [String] = []
+        var taken: Set<String> = []
         for name in source.columnNames {
             var unique = name
             var suffix = 2
-            while names.contains(where: { $0.lowercased() == unique.lowercased() }) {
+            while taken.contains(unique.lowercased()) {
                 unique = "\(name)_\(suffix)"
                 suffix += 1
             }
+            taken.insert(unique.lowercased())
             names.append(unique)
         }
         let columns = names.enumerated().map { index, name in
@@ -225,34 +230,46 @@ private struct Importer {
         return names
     }
 
+    /// INTEGER, REAL or TEXT: the type that stores every sampled value of
+    /// the column without changing it. Numbers written in a form a number
+    /// column would not keep (`007`, `+1`, an integer beyond 64 bits, more
+    /// digits than a Double holds) make the column TEXT.
     private func inferType(column: Int, in sample: [ImportRecord]) -> String {
         var sawInteger = false
         var sawReal = false
+        var sawLargeInteger = false  // beyond 2^53: a REAL column would round it
         for record in sample where column < record.values.count {
+            var bytes: ArraySlice<UInt8>
             switch record.values[column] {
             case .null:
                 continue
-            case .integer:
+            case .integer(let value):
                 sawInteger = true
+                if value.magnitude > 1 << 53 { sawLargeInteger = true }
+                continue
+            case .text(let start, let end), .number(let start, let end):
+                bytes = record.bytes[start..<end]
+            }
+            switch numberKind(bytes) {
+            case .integer(let value):
+                sawInteger = true
+                if value.magnitude > 1 << 53 { sawLargeInteger = true }
             case .real:
                 sawReal = true
-            case .text(let start, let end):
-                switch numberKind(record.bytes[start..<end]) {
-                case .integer: sawInteger = true
-                case .real: sawReal = true
-                case .none: return "TEXT"
-                }
+            case nil:
+                return "TEXT"
             }
         }
-        if sawReal { return "REAL" }
+        if sawReal { return sawLargeInteger ? "TEXT" : "REAL" }
         if sawInteger { return "INTEGER" }
         return "TEXT"
     }
 
-    private enum NumberKind { case integer, real }
+    private enum NumberKind { case integer(Int64), real }
 
-    /// Whether text is a number written canonically: `-12`, `0`, `3.25`,
-    /// `1e-5`. `007`, `+1`, `1.` and ` 1` stay text, so no digits are lost.
+    /// Whether text is a number written canonically (`-12`, `0`, `3.25`,
+    /// `1e-5`) that a number column stores exactly. `007`, `+1`, `1.` and
+    /// ` 1` stay text, so no digits are lost.
     private func numberKind(_ bytes: ArraySlice<UInt8>) -> NumberKind? {
         var index = bytes.startIndex
         let end = bytes.endIndex
@@ -266,27 +283,29 @@ private struct Importer {
         let integerDigits = digits()
         guard integerDigits > 0 else { return nil }
         if integerDigits > 1 && bytes[integerStart] == 48 { return nil }
-        var kind = NumberKind.integer
         if index < end, bytes[index] == UInt8(ascii: ".") {
             index += 1
             guard digits() > 0 else { return nil }
-            kind = .real
         }
         if index < end, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
             if index < end, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
             guard digits() > 0 else { return nil }
-            kind = .real
         }
         guard index == end else { return nil }
-        if kind == .integer && Int64(String(decoding: bytes, as: UTF8.self)) == nil { return .real }
-        return kind
+        let number = bytes.withUnsafeBufferPointer { NumericText($0) }
+        guard let number else { return nil }
+        if number.isIntegerForm {
+            // Beyond 64 bits: no number column keeps every digit.
+            return number.integer.map { .integer($0) }
+        }
+        return number.exactDouble == nil ? nil : .real
     }
 
-    private mutating func prepareInsert(createdNames: [String]?) throws {
-        let tableColumns = try db.columns(in: tableName).filter { !$0.isHidden }.map(\.name)
+    private mutating func prepareInsert() throws {
+        let tableColumns = try db.columns(in: tableName).filter { !$0.isHidden }
         var byName: [String: String] = [:]
-        for column in tableColumns { byName[column.lowercased()] = byName[column.lowercased()] ?? column }
+        for column in tableColumns { byName[column.name.lowercased()] = byName[column.name.lowercased()] ?? column.name }
         insertColumns = []
         sourceIndexes = []
         if let createdNames, source.isPositional {
@@ -294,24 +313,27 @@ private struct Importer {
             insertColumns = createdNames
             sourceIndexes = Array(createdNames.indices)
         } else if source.isPositional {
+            var fedBy: [String: String] = [:]
             for (index, name) in source.columnNames.enumerated() {
                 guard let column = byName[name.lowercased()] else {
                     throw ImportError(file: file, line: 1, column: index + 1, columnName: name,
                                       message: "the table \"\(tableName)\" has no column \"\(name)\"")
                 }
+                if let other = fedBy[column.lowercased()] {
+                    throw ImportError(
+                        file: file, line: 1, column: index + 1, columnName: name,
+                        message: "the fields \"\(other)\" and \"\(name)\" both name the column \"\(column)\" (SQLite's column names ignore case); rename one")
+                }
+                fedBy[column.lowercased()] = name
                 insertColumns.append(column)
                 sourceIndexes.append(index)
             }
         } else {
             // JSON: every column of the table; keys are matched as they come.
-            insertColumns = tableColumns
+            insertColumns = tableColumns.map(\.name)
         }
-        let declaredTypes = Dictionary(try db.columns(in: tableName).map { ($0.name.lowercased(), $0.declaredType.uppercased()) }, uniquingKeysWith: { first, _ in first })
-        isNumericColumn = insertColumns.map { column in
-            let type = declaredTypes[column.lowercased()] ?? ""
-            return !options.isAllText && (type.contains("INT") || type.contains("REAL") || type.contains("FLOA")
-                || type.contains("DOUB") || type.contains("NUM") || type.contains("DEC"))
-        }
+        let declaredTypes = Dictionary(tableColumns.map { ($0.name.lowercased(), $0.declaredType) }, uniquingKeysWith: { first, _ in first })
+        affinities = insertColumns.map { ColumnAffinity(declaredType: declaredTypes[$0.lowercased()] ?? "") }
         let placeholders = repeatElement("?", count: insertColumns.count).joined(separator: ", ")
         let sql = "INSERT INTO \(quoteIdentifier(tableName)) (\(insertColumns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(placeholders))"
         let prepared = try db.makeStatement(sql: sql)
@@ -323,13 +345,32 @@ private struct Importer {
     /// up again whenever new keys have appeared.
     private mutating func refreshJSONMapping(for record: ImportRecord) throws {
         let names = source.columnNames
+        var sources = Array(repeating: -1, count: insertColumns.count)
         var positions: [String: Int] = [:]
-        for (index, name) in names.enumerated() { positions[name.lowercased()] = index }
-        for name in names where !insertColumns.contains(where: { $0.lowercased() == name.lowercased() }) {
-            throw ImportError(file: file, line: record.line, column: nil, columnName: name,
-                              message: "the table \"\(tableName)\" has no column \"\(name)\"")
+        for (index, column) in insertColumns.enumerated() where positions[column.lowercased()] == nil {
+            positions[column.lowercased()] = index
         }
-        sourceIndexes = insertColumns.map { positions[$0.lowercased()] ?? -1 }
+        for (sourceIndex, name) in names.enumerated() {
+            // A key of the file the table was made from feeds the column made
+            // for it; any other key the column of its name, in any case.
+            let column: Int?
+            if let createdNames, sourceIndex < createdNames.count {
+                column = insertColumns.firstIndex(of: createdNames[sourceIndex])
+            } else {
+                column = insertColumns.firstIndex(of: name) ?? positions[name.lowercased()]
+            }
+            guard let column else {
+                throw ImportError(file: file, line: record.line, column: nil, columnName: name,
+                                  message: "the table \"\(tableName)\" has no column \"\(name)\"")
+            }
+            if sources[column] >= 0 {
+                throw ImportError(
+                    file: file, line: record.line, column: nil, columnName: name,
+                    message: "the keys \"\(names[sources[column]])\" and \"\(name)\" both name the column \"\(insertColumns[column])\" (SQLite's column names ignore case); one of the values would be lost")
+            }
+            sources[column] = sourceIndex
+        }
+        sourceIndexes = sources
         mappedKeyCount = names.count
     }
 
@@ -355,28 +396,31 @@ private struct Importer {
         }
         guard let statement else { return }
         sqlite3_reset(statement)
-        let code = record.bytes.withUnsafeBufferPointer { bytes -> Int32 in
+        let code = try record.bytes.withUnsafeBufferPointer { bytes -> Int32 in
             for (parameter, sourceIndex) in sourceIndexes.enumerated() {
                 let value: ImportValue = sourceIndex >= 0 && sourceIndex < record.values.count ? record.values[sourceIndex] : .null
                 let index = Int32(parameter + 1)
+                let affinity = affinities[parameter]
                 let code: Int32
                 switch value {
                 case .null:
                     code = sqlite3_bind_null(statement, index)
-                case .text(let start, let end):
-                    let text = bytes.baseAddress! + start
-                    if isNumericColumn[parameter], let integer = canonicalInteger(text, count: end - start) {
-                        code = sqlite3_bind_int64(statement, index, integer)
+                case .text(let start, let end), .number(let start, let end):
+                    let text = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                    if affinity.convertsText {
+                        code = try bindNumberLike(text, affinity: affinity, at: index, parameter: parameter, record: record)
                     } else {
-                        // SQLITE_STATIC: the bytes stay put until the step below.
-                        code = text.withMemoryRebound(to: CChar.self, capacity: max(end - start, 1)) {
-                            sqlite3_bind_text(statement, index, $0, Int32(end - start), nil)
-                        }
+                        code = bindText(text, statement, index)
                     }
                 case .integer(let integer):
-                    code = options.isAllText ? bindNumberText(String(integer), statement, index) : sqlite3_bind_int64(statement, index, integer)
-                case .real(let real):
-                    code = options.isAllText ? bindNumberText(String(real), statement, index) : sqlite3_bind_double(statement, index, real)
+                    if options.isAllText {
+                        code = bindNumberText(String(integer), statement, index)
+                    } else {
+                        if affinity == .real && Int64(exactly: Double(integer)) != integer {
+                            throw inexact(String(integer), storedAs: "the REAL \(Double(integer))", parameter: parameter, record: record)
+                        }
+                        code = sqlite3_bind_int64(statement, index, integer)
+                    }
                 }
                 if code != SQLITE_OK { return code }
             }
@@ -396,6 +440,49 @@ private struct Importer {
         if rowCount % max(options.progressInterval, 1) == 0 {
             options.progress?(ImportProgress(rowCount: rowCount, byteCount: source.bytesRead, totalByteCount: source.totalBytes))
         }
+    }
+}
+
+extension Importer {
+    /// Binds text to a column that turns number-like text into a number,
+    /// after checking that the number keeps every digit written.
+    fileprivate func bindNumberLike(
+        _ text: UnsafeBufferPointer<UInt8>, affinity: ColumnAffinity, at index: Int32, parameter: Int, record: ImportRecord
+    ) throws -> Int32 {
+        guard let statement, let base = text.baseAddress else { return bindText(text, self.statement!, index) }
+        if let integer = canonicalInteger(base, count: text.count), affinity != .real || integer.magnitude <= 1 << 53 {
+            return sqlite3_bind_int64(statement, index, integer)
+        }
+        // Not a number to SQLite: stored as the text it is.
+        guard let number = NumericText(text) else { return bindText(text, statement, index) }
+        let (isExact, storedAs) = number.storedExactly(in: affinity)
+        guard isExact else {
+            throw inexact(String(decoding: text, as: UTF8.self), storedAs: storedAs, parameter: parameter, record: record)
+        }
+        if let integer = number.integer {
+            return affinity == .real ? sqlite3_bind_double(statement, index, Double(integer)) : sqlite3_bind_int64(statement, index, integer)
+        }
+        if number.digits.count <= 15 {
+            return bindText(text, statement, index)
+        }
+        return sqlite3_bind_double(statement, index, number.exactDouble ?? .nan)
+    }
+
+    /// The error for a value a column would change.
+    fileprivate func inexact(_ value: String, storedAs: String, parameter: Int, record: ImportRecord) -> ImportError {
+        let sourceIndex = sourceIndexes[parameter]
+        let shown = value.count > 60 ? String(value.prefix(60)) + "…" : value
+        return ImportError(
+            file: file, line: record.line, column: sourceIndex >= 0 ? sourceIndex + 1 : nil, columnName: insertColumns[parameter],
+            message: "the value \(shown) would be stored as \(storedAs), losing digits; keep it exactly as text: import with --text (ImportOptions.isAllText) into a new table, or into a TEXT column")
+    }
+}
+
+/// Binds text, SQLITE_STATIC: the bytes stay put until the step.
+private func bindText(_ text: UnsafeBufferPointer<UInt8>, _ statement: OpaquePointer, _ index: Int32) -> Int32 {
+    guard let base = text.baseAddress, text.count > 0 else { return sqlite3_bind_text(statement, index, "", 0, nil) }
+    return base.withMemoryRebound(to: CChar.self, capacity: text.count) {
+        sqlite3_bind_text(statement, index, $0, Int32(text.count), nil)
     }
 }
 

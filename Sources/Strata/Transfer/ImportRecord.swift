@@ -4,7 +4,9 @@ enum ImportValue {
     /// Text: a byte range of the record's storage.
     case text(start: Int, end: Int)
     case integer(Int64)
-    case real(Double)
+    /// A JSON number that is not an Int64, as written: a byte range of the
+    /// record's storage. It is stored as a number only when no digit is lost.
+    case number(start: Int, end: Int)
 }
 
 /// One record of an imported file, reused from record to record so that

@@ -48,9 +48,15 @@ final class JSONRecordSource: ImportRecordSource {
         ImportError(file: file, line: line ?? self.line, column: nil, message: message)
     }
 
+    /// For each key, the number of the last object that had it: a key met
+    /// twice in one object is an error, not a lost value.
+    private var keysSeen: [Int] = []
+    private var objectNumber = 0
+
     func nextRecord(into record: inout ImportRecord) throws -> Bool {
         record.reset()
         guard try readObjectBytes() else { return false }
+        objectNumber += 1
         record.line = objectLine
         try objectBytes.withUnsafeBufferPointer { buffer in
             var parser = JSONObjectParser(bytes: buffer, file: file, line: objectLine)
@@ -64,11 +70,22 @@ final class JSONRecordSource: ImportRecordSource {
                     columnNames.append(key)
                 }
                 while record.values.count <= index { record.values.append(.null) }
+                while keysSeen.count <= index { keysSeen.append(-1) }
+                guard keysSeen[index] != objectNumber else {
+                    throw ImportError(
+                        file: file, line: objectLine, column: index + 1, columnName: key,
+                        message: "the key \"\(key)\" appears twice in the object; one of its values would be lost")
+                }
+                keysSeen[index] = objectNumber
                 switch value {
                 case .text(let start, let end):
                     let offset = record.bytes.count
                     record.bytes.append(contentsOf: bytes[start..<end])
                     record.values[index] = .text(start: offset, end: offset + end - start)
+                case .number(let start, let end):
+                    let offset = record.bytes.count
+                    record.bytes.append(contentsOf: bytes[start..<end])
+                    record.values[index] = .number(start: offset, end: offset + end - start)
                 default:
                     record.values[index] = value
                 }
@@ -274,8 +291,12 @@ struct JSONObjectParser {
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let integer = Int64(text) { return .integer(integer) }
-        guard !text.isEmpty, let real = Double(text) else { throw error("invalid number \"\(text)\"") }
-        return .real(real)
+        guard !text.isEmpty, Double(text) != nil else { throw error("invalid number \"\(text)\"") }
+        // Kept as written: the importer stores it as a number only when the
+        // number keeps every digit.
+        let offset = storage.count
+        storage.append(contentsOf: bytes[start..<index])
+        return .number(start: offset, end: storage.count)
     }
 
     private mutating func skipComposite() throws {
