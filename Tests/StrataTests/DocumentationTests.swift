@@ -90,9 +90,9 @@ struct Dish: DatabaseRecord {
         let heat = try queue.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM movies WHERE title = ?", arguments: ["Heat"])
         }
-        let year: Int = try heat!["year"]
-        let likes = try heat!["LIKES"] as Int  // column names ignore case, as in SQLite
-        #expect(year == 1995 && likes == 0)
+        let heatYear: Int = try heat!["year"]
+        let heatLikes = try heat!["LIKES"] as Int  // column names ignore case, as in SQLite
+        #expect(heatYear == 1995 && heatLikes == 0)
 
         try queue.read { db in
             let rows = try Row.fetchCursor(db, sql: "SELECT title, year FROM movies")
@@ -116,23 +116,23 @@ struct Dish: DatabaseRecord {
     }
 
     @Test func readmeTourAsync() async throws {
+        func addClassics(to queue: DatabaseQueue) async throws -> Int {
+            try await queue.write { db in
+                let insert = try db.makeStatement(sql: "INSERT INTO movies(title, year) VALUES (?, ?)")
+                for (title, year) in [("Ran", 1985), ("Seven Samurai", 1954)] {
+                    try insert.execute(arguments: [title, year])
+                }
+            }
+            return try await queue.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM movies") ?? 0
+            }
+        }
         let queue = try DatabaseQueue()
         try await queue.write { db in
             try db.execute(sql: "CREATE TABLE movies(id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INTEGER)")
             try db.execute(sql: "INSERT INTO movies(title, year) VALUES ('Heat', 1995), ('Alien', 1979)")
         }
-
-        let count = try await queue.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM movies") ?? 0
-        }
-        #expect(count == 2)
-        try await queue.write { db in
-            let insert = try db.makeStatement(sql: "INSERT INTO movies(title, year) VALUES (?, ?)")
-            for (title, year) in [("Ran", 1985), ("Seven Samurai", 1954)] {
-                try insert.execute(arguments: [title, year])
-            }
-        }
-        #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM movies") } == 4)
+        #expect(try await addClassics(to: queue) == 4)
     }
 
     @Test func readmeTypedQueries() throws {
@@ -142,7 +142,7 @@ struct Dish: DatabaseRecord {
         let year = Column<Int>("year")
         let likes = Column<Int>("likes")
 
-        let db = try Database()
+        let db = try Database()  // one connection, for code that stays on one thread
         try db.run(movies.create { t in
             t.column(id, primaryKey: .autoincrement)
             t.column(title, unique: true)
@@ -162,8 +162,8 @@ struct Dish: DatabaseRecord {
 
         let hostile = "Robert'); DROP TABLE movies;--"
         try db.execute(literal: "UPDATE movies SET likes = \(3) WHERE title = \(hostile)")
-        let titles = try String.fetchAll(db, literal: "SELECT title FROM \(identifier: "movies") ORDER BY \(identifier: "year")")
-        #expect(titles == ["Alien", "Heat"])
+        let sorted = try String.fetchAll(db, literal: "SELECT title FROM \(identifier: "movies") ORDER BY \(identifier: "year")")
+        #expect(sorted == ["Alien", "Heat"])
     }
 
     @Test func readmeRecords() throws {
@@ -300,15 +300,15 @@ struct Dish: DatabaseRecord {
     // MARK: - Importing data (DocC)
 
     @Test func importingDataArticle() throws {
-        func writeSampleFile(_ name: String, _ text: String) throws -> URL {
-            try makeFile(name, text)
-        }
-        let db = try Database()
-        let csv = try writeSampleFile("ips.csv", """
+        let folder = FileManager.default.temporaryDirectory
+        let csv = folder.appendingPathComponent("ips.csv")
+        try """
             start,end,country
             1.0.0.0,1.0.0.255,AU
             1.0.1.0,1.0.3.255,CN
-            """)
+            """.write(to: csv, atomically: true, encoding: .utf8)
+
+        let db = try Database()
         let result = try db.importFile(csv)          // into a new table "ips"
         print(result.rowCount)                         // 2
         #expect(result.rowCount == 2 && result.tableName == "ips")
@@ -320,7 +320,8 @@ struct Dish: DatabaseRecord {
         }
         try db.importFile(csv, into: "ranges", options: options)
 
-        let messy = try writeSampleFile("messy.csv", "a,b\n1,2\n3\n4,5\n")
+        let messy = folder.appendingPathComponent("messy.csv")
+        try "a,b\n1,2\n3\n4,5\n".write(to: messy, atomically: true, encoding: .utf8)
         var lenient = ImportOptions()
         lenient.skipsBadRecords = true
         let imported = try db.importFile(messy, options: lenient)
@@ -329,7 +330,7 @@ struct Dish: DatabaseRecord {
         }
         #expect(imported.rowCount == 2 && imported.skippedRecords.map(\.description) == ["\(messy.path):3:2: expected 2 fields, found 1"])
 
-        let output = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("ranges.json")
+        let output = folder.appendingPathComponent("ranges.json")
         try db.export(sql: "SELECT * FROM ranges WHERE country = ?", arguments: ["AU"],
                       to: output, options: ExportOptions(format: .json))
         #expect(try String(contentsOf: output, encoding: .utf8).contains("\"country\":\"AU\""))
@@ -337,33 +338,60 @@ struct Dish: DatabaseRecord {
 
     // MARK: - Concurrency and observation (DocC)
 
+    /// Removes a database file and its WAL companions left by an earlier run.
+    private func removeDatabase(atPath path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+        }
+    }
+
     @Test func concurrencyAndObservationArticle() async throws {
-        let poolPath = try makeTemporaryPath("scores.sqlite")
-        let pool = try DatabasePool(path: poolPath)
-        try await pool.write { db in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS scores(player TEXT, points INT)")
-            try db.execute(sql: "INSERT INTO scores VALUES (?, ?)", arguments: ["ann", 10])
+        // The article's synchronous code, in a synchronous function as a
+        // user's would be.
+        func synchronousPart() throws -> (DatabasePool, Int) {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("scores.sqlite").path
+            removeDatabase(atPath: path)
+            let pool = try DatabasePool(path: path)
+            try pool.write { db in
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS scores(player TEXT, points INT)")
+                try db.execute(sql: "INSERT INTO scores VALUES (?, ?)", arguments: ["ann", 10])
+            }
+            let total = try pool.read { db in
+                try Int.fetchOne(db, sql: "SELECT sum(points) FROM scores") ?? 0
+            }
+            return (pool, total)
         }
-        let total = try await pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT sum(points) FROM scores") ?? 0
-        }
+        let (pool, total) = try synchronousPart()
         #expect(total == 10)
+
+        func totalPoints(in pool: DatabasePool) async throws -> Int {
+            try await pool.read { db in
+                try Int.fetchOne(db, sql: "SELECT sum(points) FROM scores") ?? 0
+            }
+        }
+        #expect(try await totalPoints(in: pool) == 10)
 
         let leaderboard = ValueObservation { db in
             try Row.fetchAll(db, sql: "SELECT player, sum(points) AS points FROM scores GROUP BY player ORDER BY points DESC")
                 .map { "\(try $0["player"] as String): \(try $0["points"] as Int)" }
         }
         let log = ValueLog<[String]>()
-        let task = Task {
-            for try await lines in leaderboard.values(in: pool) {
+
+        func show(_ observation: ValueObservation<[String]>, in pool: DatabasePool) async throws {
+            for try await lines in observation.values(in: pool) {
                 print(lines)   // ["ann: 10"], then after each relevant commit
                 log.append(lines)
             }
         }
+
+        let task = Task { try await show(leaderboard, in: pool) }
         try await log.wait(for: 1)
-        try await pool.write { db in
-            try db.execute(sql: "INSERT INTO scores VALUES (?, ?)", arguments: ["bob", 25])
+        func insertBob() throws {
+            try pool.write { db in
+                try db.execute(sql: "INSERT INTO scores VALUES (?, ?)", arguments: ["bob", 25])
+            }
         }
+        try insertBob()
         try await log.wait(for: 2)
         task.cancel()   // stops the tracking
         #expect(log.values == [["ann: 10"], ["bob: 25", "ann: 10"]])
@@ -424,16 +452,30 @@ struct Dish: DatabaseRecord {
     }
 
     @Test func gettingStartedWithAQueue() async throws {
+        func synchronousPart() throws -> (DatabaseQueue, Int) {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("notes.sqlite").path
+            removeDatabase(atPath: path)
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { db in
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL)")
+            }
+            let noteCount = try queue.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") ?? 0
+            }
+            return (queue, noteCount)
+        }
+        let (queue, noteCount) = try synchronousPart()
+        #expect(noteCount == 0)
 
-        let queue = try DatabaseQueue(path: try makeTemporaryPath("notes.sqlite"))
-        try await queue.write { db in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL)")
-            try db.execute(sql: "INSERT INTO notes(title) VALUES (?)", arguments: ["Written from a task"])
+        func addNote(_ title: String, to queue: DatabaseQueue) async throws -> Int {
+            try await queue.write { db in
+                try db.execute(sql: "INSERT INTO notes(title) VALUES (?)", arguments: [title])
+            }
+            return try await queue.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") ?? 0
+            }
         }
-        let noteCount = try await queue.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") ?? 0
-        }
-        #expect(noteCount == 1)
+        #expect(try await addNote("Written from a task", to: queue) == 1)
     }
 
     // MARK: - The documents match this file
@@ -456,6 +498,46 @@ struct Dish: DatabaseRecord {
                 position = found + 1
             }
         }
+    }
+
+    /// Each document's Swift blocks, in order, pasted into a fresh
+    /// `main.swift` that imports only Foundation and Strata, type-check with
+    /// the Swift 6 language mode: no helper of the tests, no mix of the sync
+    /// and async forms in one context.
+    @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md", "Sources/Strata/Strata.docc/TypedQueries.md", "Sources/Strata/Strata.docc/Records.md", "Sources/Strata/Strata.docc/ImportingData.md", "Sources/Strata/Strata.docc/ConcurrencyAndObservation.md", "Sources/Strata/Strata.docc/Strata.md"])
+    func everyDocumentCompilesPastedIntoAFreshFile(_ document: String) throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
+        let blocks = swiftBlocks(in: text).filter { !$0.hasPrefix("// Package.swift") }
+        guard !blocks.isEmpty else { return }
+        let program = "import Foundation\nimport Strata\n\n" + blocks.joined(separator: "\n\n") + "\n"
+        let folder = URL(fileURLWithPath: try makeTemporaryPath("main.swift")).deletingLastPathComponent()
+        let file = folder.appendingPathComponent("main.swift")
+        try program.write(to: file, atomically: true, encoding: .utf8)
+        let modules = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("Modules")
+        let compiler = try #require(findSwiftCompiler(), "no swiftc on PATH")
+        let process = Process()
+        process.executableURL = compiler
+        process.arguments = [
+            "-typecheck", "-swift-version", "6", "-I", modules.path,
+            "-I", root.appendingPathComponent("Sources/CSQLite").path, file.path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let diagnostics = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(document) does not compile as pasted:\n\(diagnostics)")
+    }
+
+    private func findSwiftCompiler() -> URL? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        for folder in path.split(separator: ":").map(String.init) + ["/opt/swift/usr/bin", "/usr/bin"] {
+            let candidate = URL(fileURLWithPath: folder).appendingPathComponent("swiftc")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return nil
     }
 
     private func swiftBlocks(in markdown: String) -> [String] {

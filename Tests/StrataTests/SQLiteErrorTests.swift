@@ -88,4 +88,21 @@ import Testing
         #expect(ResultCode.busyTimeout.primaryResultCode == .busy)
         #expect(ResultCode.misuse.isPrimary)
     }
+
+    /// The text shown in SQLiteError.description's documentation.
+    @Test func descriptionReadsAsDocumented() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT); INSERT INTO notes VALUES (1, 'a')")
+        let error = try #require(throws: SQLiteError.self) { try db.execute(sql: "INSERT INTO notes VALUES (1, 'b')") }
+        #expect(error.code == .constraintPrimaryKey)
+        #expect(error.description == "SQLite error 1555 (constraint failed): UNIQUE constraint failed: notes.id - while executing: INSERT INTO notes VALUES (1, 'b')")
+    }
+
+    /// ColumnInfo.declaredType as documented: known names upper-cased.
+    @Test func declaredTypesReadAsDocumented() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE t(a text, b VarChar(10), c int, d)")
+        #expect(try db.columns(in: "t").map(\.declaredType) == ["TEXT", "VarChar(10)", "INT", ""])
+    }
 }
+

@@ -18,11 +18,11 @@ import Dispatch
 /// not starve other tasks. Each method exists in a synchronous form and an
 /// `async` form with the same name.
 ///
-/// - ``read(_:)`` runs in a transaction that refuses writes, so several
+/// - ``read(_:)-9767t`` runs in a transaction that refuses writes, so several
 ///   statements see one consistent state.
-/// - ``write(_:)`` runs in an immediate transaction: committed when the closure
+/// - ``write(_:)-67vij`` runs in an immediate transaction: committed when the closure
 ///   returns, rolled back when it throws.
-/// - ``writeWithoutTransaction(_:)`` hands over the connection as it is.
+/// - ``writeWithoutTransaction(_:)-46us0`` hands over the connection as it is.
 ///
 /// Calling the queue from inside one of its own closures would deadlock; it
 /// throws ``SQLiteError`` (`.misuse`) instead. Use the `db` you were given.

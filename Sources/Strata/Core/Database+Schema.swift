@@ -4,8 +4,9 @@
 public struct ColumnInfo: Hashable, Sendable {
     /// The column's name.
     public var name: String
-    /// The declared type as written in CREATE TABLE (`"INTEGER"`, `"TEXT"`,
-    /// `""` when none).
+    /// The declared type from CREATE TABLE as SQLite reports it: the type
+    /// names SQLite knows upper-cased (`text` → `"TEXT"`, `int` → `"INT"`),
+    /// others as written (`"VarChar(10)"`), `""` when none.
     public var declaredType: String
     /// Whether the column is declared NOT NULL.
     public var isNotNull: Bool

@@ -8,7 +8,7 @@
 /// ```swift
 /// do {
 ///     try db.execute(sql: "INSERT INTO notes(id, title) VALUES (?, ?)", arguments: [1, "Hi"])
-/// } catch let error as SQLiteError where error.code == .constraintUnique {
+/// } catch let error as SQLiteError where error.code == .constraintPrimaryKey {
 ///     // a note with this id exists: update instead
 /// } catch SQLiteError.constraint {
 ///     // any other constraint failure
@@ -132,7 +132,7 @@ public struct SQLiteError: Error, Sendable {
 extension SQLiteError: CustomStringConvertible {
     /// The code, the message and the SQL; never the arguments.
     ///
-    /// `SQLite error 2067 (UNIQUE constraint failed): UNIQUE constraint failed: notes.id - while executing: INSERT INTO notes …`
+    /// `SQLite error 1555 (constraint failed): UNIQUE constraint failed: notes.id - while executing: INSERT INTO notes VALUES (1, 'b')`
     public var description: String {
         var text = "SQLite error \(code.rawValue) (\(code.explanation))"
         if let message {

@@ -62,6 +62,7 @@ public final class SQLTableDefinition {
     /// TEXT, BLOB, BOOLEAN) and it is NOT NULL unless `Value` is optional.
     ///
     /// - Parameters:
+    ///   - column: the column, as the typed queries name it.
     ///   - primaryKey: make it the primary key (`.autoincrement` for an
     ///     INTEGER key whose values are never reused).
     ///   - unique: add a UNIQUE constraint.
@@ -218,8 +219,13 @@ extension SQLTable {
     /// `CREATE [UNIQUE] INDEX … ON table (terms) [WHERE condition]`. Terms
     /// may be columns, expressions, or `column.desc`.
     ///
-    /// - Parameter name: the index's name; by default
-    ///   `index_<table>_on_<columns>`.
+    /// - Parameters:
+    ///   - terms: the indexed columns or expressions, in order.
+    ///   - indexName: the index's name; by default
+    ///     `index_<table>_on_<columns>`.
+    ///   - unique: make it a UNIQUE index.
+    ///   - ifNotExists: do nothing when an index of that name exists.
+    ///   - condition: index only the rows where it holds (a partial index).
     public func createIndex(
         _ terms: any SQLOrderingTerm..., name indexName: String? = nil, unique: Bool = false,
         ifNotExists: Bool = false, where condition: SQLExpression<Bool>? = nil

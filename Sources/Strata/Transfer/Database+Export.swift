@@ -1,6 +1,6 @@
 import Foundation
 
-/// Options for exporting query results; see ``Database/export(sql:arguments:to:options:)``.
+/// Options for exporting query results; see ``Database/export(sql:arguments:to:options:)-(_,_,URL,_)``.
 public struct ExportOptions: Sendable {
     /// The output format.
     public var format: DataFormat
@@ -58,7 +58,7 @@ extension Database {
         }
     }
 
-    /// Writes the rows of a table to a file. See ``export(sql:arguments:to:options:)``.
+    /// Writes the rows of a table to a file. See ``export(sql:arguments:to:options:)-(_,_,URL,_)``.
     @discardableResult
     public func export(table: String, to url: URL, options: ExportOptions) throws -> Int {
         try export(sql: "SELECT * FROM \(quoteIdentifier(table))", to: url, options: options)
