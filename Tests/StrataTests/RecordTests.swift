@@ -164,7 +164,7 @@ final class Dog: DatabaseRecord {
         let db = try Database()
         try db.create(table: Dog.self)
         #expect(try db.columns(in: "dogs").map(\.name) == ["id", "name", "birthDate"])
-        var rex = Dog(name: "Rex")
+        let rex = Dog(name: "Rex")
         rex.owner = "Ann"
         try rex.insert(db)
         #expect(rex.id == 1)
@@ -235,15 +235,21 @@ fileprivate final class Gadget: DatabaseRecord {
         try db.create(table: Dog.self)
         let rex = Dog(name: "Rex")
         rex.owner = "Ann"
+        // Through the protocol's mutating insert, as generic code calls it.
         var handle = rex
-        try handle.insert(db)
+        try insertAnyRecord(&handle, db)
         #expect(handle === rex)
         #expect(rex.id == 1)
         #expect(rex.owner == "Ann")  // a property outside the coding keys is untouched
-        // Saving the object the app holds updates its row, never adds one.
+        // Saving the object the app holds updates its row, never adds one;
+        // a `let` is enough for a class.
         rex.name = "Rex II"
-        try handle.save(db)
-        try handle.save(db)
+        try rex.save(db)
+        try saveAnyRecord(&handle, db)
+        let fido = Dog(name: "Fido")
+        try fido.insert(db)
+        #expect(fido.id == 2)
+        try db.execute(sql: "DELETE FROM dogs WHERE id = 2")
         #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM dogs") == 1)
         #expect(try String.fetchOne(db, sql: "SELECT name FROM dogs") == "Rex II")
     }
@@ -254,9 +260,9 @@ fileprivate final class Gadget: DatabaseRecord {
         let gadget = Gadget(label: "clock")
         gadget.isSelected = true
         var handle = gadget
-        try handle.insert(db)
+        try insertAnyRecord(&handle, db)
         #expect(handle === gadget && gadget.identifier == 1 && gadget.isSelected)
-        try handle.save(db)
+        try saveAnyRecord(&handle, db)
         #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM gadget") == 1)
     }
 }
@@ -265,4 +271,13 @@ fileprivate struct LogLineForSave: DatabaseRecord {
     var message: String
     var level: Int
     static let databaseTableName = "logLine"
+}
+
+/// Generic code reaches the protocol's mutating methods, whatever the type.
+fileprivate func insertAnyRecord<Record: DatabaseRecord>(_ record: inout Record, _ db: Database) throws {
+    try record.insert(db)
+}
+
+fileprivate func saveAnyRecord<Record: DatabaseRecord>(_ record: inout Record, _ db: Database) throws {
+    try record.save(db)
 }

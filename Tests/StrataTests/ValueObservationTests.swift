@@ -10,9 +10,10 @@ final class ValueLog<Value: Sendable>: @unchecked Sendable {
     var values: [Value] { lock.withLock { items } }
     func append(_ value: Value) { lock.withLock { items.append(value) } }
 
-    /// Waits (up to two seconds) until `count` values have arrived.
+    /// Waits until `count` values have arrived: up to a minute, a limit a
+    /// loaded machine does not reach (the callers then check the values).
     func wait(for count: Int) async throws {
-        for _ in 0..<200 where values.count < count {
+        for _ in 0..<6000 where values.count < count {
             try await Task.sleep(for: .milliseconds(10))
         }
     }

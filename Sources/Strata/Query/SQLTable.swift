@@ -134,6 +134,11 @@ public struct SQLTable: SQLLiteralConvertible {
     /// Sorts by the terms, in order: `order(year.desc, title)`. Replaces an
     /// earlier order.
     public func order(_ terms: any SQLOrderingTerm...) -> SQLTable {
+        order(terms)
+    }
+
+    /// ``order(_:)`` with the terms in an array.
+    func order(_ terms: [any SQLOrderingTerm]) -> SQLTable {
         var copy = self
         copy.ordering = terms.map(\.sqlLiteral)
         return copy

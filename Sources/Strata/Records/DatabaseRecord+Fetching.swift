@@ -10,7 +10,9 @@ extension DatabaseRecord {
     @inlinable
     public static func fetchAll(_ db: Database, _ query: some SQLLiteralConvertible) throws -> [Self] {
         let literal = query.sqlLiteral
-        return try fetchAll(db, sql: literal.sql, arguments: literal.statementArguments)
+        return try creatingTableOnFirstUse(db) {
+            try fetchAll(db, sql: literal.sql, arguments: literal.statementArguments)
+        }
     }
 
     /// The records of raw SQL.
@@ -32,7 +34,9 @@ extension DatabaseRecord {
     /// The first record a typed query selects; nil when none.
     public static func fetchOne(_ db: Database, _ query: some SQLLiteralConvertible) throws -> Self? {
         let literal = query.sqlLiteral
-        return try fetchOne(db, sql: literal.sql, arguments: literal.statementArguments)
+        return try creatingTableOnFirstUse(db) {
+            try fetchOne(db, sql: literal.sql, arguments: literal.statementArguments)
+        }
     }
 
     /// The first record of raw SQL; nil when none.
@@ -62,22 +66,25 @@ extension DatabaseRecord {
     public static func fetchOne(_ db: Database, keys: [String: (any DatabaseValueConvertible)?]) throws -> Self? {
         let columns = keys.keys.sorted()
         let predicate = columns.map { quoteIdentifier($0) + " = ?" }.joined(separator: " AND ")
-        return try fetchOne(
-            db, sql: "SELECT * FROM \(quoteIdentifier(databaseTableName)) WHERE \(predicate)",
-            arguments: StatementArguments(columns.map { keys[$0] ?? nil }))
+        return try creatingTableOnFirstUse(db) {
+            try fetchOne(
+                db, sql: "SELECT * FROM \(quoteIdentifier(databaseTableName)) WHERE \(predicate)",
+                arguments: StatementArguments(columns.map { keys[$0] ?? nil }))
+        }
     }
 
     /// A cursor over records, decoded one at a time from the live statement.
     public static func fetchCursor(_ db: Database, _ query: some SQLLiteralConvertible) throws -> RecordCursor<Self> {
         let literal = query.sqlLiteral
-        return RecordCursor(
-            rows: try Row.fetchCursor(db, sql: literal.sql, arguments: literal.statementArguments),
-            read: makeRowReader())
+        let rows = try creatingTableOnFirstUse(db) {
+            try Row.fetchCursor(db, sql: literal.sql, arguments: literal.statementArguments)
+        }
+        return RecordCursor(rows: rows, read: makeRowReader())
     }
 
     /// The number of rows in the table.
     public static func fetchCount(_ db: Database) throws -> Int {
-        try table.fetchCount(db)
+        try creatingTableOnFirstUse(db) { try table.fetchCount(db) }
     }
 }
 

@@ -59,6 +59,16 @@ extension DatabaseRecord {
     /// - Throws: ``SQLiteError`` (a constraint error when a row with the same
     ///   key exists), or an encoding error.
     public mutating func insert(_ db: Database) throws {
+        try insertRecord(db)
+    }
+
+    /// The insert that the class form calls: the class's own `insert`
+    /// would call itself.
+    mutating func insertRecord(_ db: Database) throws {
+        try Self.creatingTableOnFirstUse(db) { try insertOrThrow(db) }
+    }
+
+    private mutating func insertOrThrow(_ db: Database) throws {
         if try insertByBinding(db) { return }
         let encoded = try EncodedRecord(self)
         try Self.checkKeyColumns(encoded)
@@ -165,6 +175,14 @@ extension DatabaseRecord {
     ///   primary key among its coding keys: without one, a saved record could
     ///   not be told from a new one, and saving twice would store two rows.
     public mutating func save(_ db: Database) throws {
+        try saveRecord(db)
+    }
+
+    mutating func saveRecord(_ db: Database) throws {
+        try Self.creatingTableOnFirstUse(db) { try saveOrThrow(db) }
+    }
+
+    private mutating func saveOrThrow(_ db: Database) throws {
         let encoded = try EncodedRecord(self)
         let key = Self.databasePrimaryKey
         guard !key.isEmpty else {
@@ -186,6 +204,14 @@ extension DatabaseRecord {
     /// Inserts the record, or updates the row with the same primary key:
     /// `INSERT … ON CONFLICT (key) DO UPDATE SET …`.
     public mutating func upsert(_ db: Database) throws {
+        try upsertRecord(db)
+    }
+
+    mutating func upsertRecord(_ db: Database) throws {
+        try Self.creatingTableOnFirstUse(db) { try upsertOrThrow(db) }
+    }
+
+    private mutating func upsertOrThrow(_ db: Database) throws {
         let encoded = try EncodedRecord(self)
         let key = Self.databasePrimaryKey
         guard !key.isEmpty else {
@@ -271,5 +297,38 @@ extension DatabaseRecord {
             "\(column) = \((encoded.value(of: column) ?? nil)?.databaseValue.description ?? "NULL")"
         }.joined(separator: ", ")
         return RecordError(kind: .notFound, tableName: databaseTableName, message: "no row with \(description)")
+    }
+}
+
+// MARK: - Classes
+
+extension DatabaseRecord where Self: AnyObject {
+    /// Inserts the object; when its single integer primary key is nil,
+    /// SQLite assigns one and it is written into this same object.
+    ///
+    /// ```swift
+    /// let rex = Dog(name: "Rex")
+    /// try rex.insert(db)     // rex.id is set
+    /// ```
+    ///
+    /// - Throws: ``SQLiteError`` (a constraint error when a row with the same
+    ///   key exists), or an encoding error.
+    public func insert(_ db: Database) throws {
+        var object = self
+        try object.insertRecord(db)
+    }
+
+    /// Inserts the object when its key is nil or no row has its key;
+    /// updates the row otherwise. See ``DatabaseRecord/save(_:)``.
+    public func save(_ db: Database) throws {
+        var object = self
+        try object.saveRecord(db)
+    }
+
+    /// Inserts the object, or updates the row with the same primary key.
+    /// See ``DatabaseRecord/upsert(_:)``.
+    public func upsert(_ db: Database) throws {
+        var object = self
+        try object.upsertRecord(db)
     }
 }

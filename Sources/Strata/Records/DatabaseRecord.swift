@@ -46,6 +46,12 @@ public protocol DatabaseRecord: Codable {
     /// Default: none.
     static var databaseForeignKeys: [DatabaseForeignKey] { get }
 
+    /// Whether the table is created from the type the first time a fetch or
+    /// an insert, save or upsert finds it missing, as SwiftyDB does. Default
+    /// false: a missing table is an error, and tables come from
+    /// ``Database/create(table:ifNotExists:)`` or a ``Migrator``.
+    static var databaseCreatesTableOnFirstUse: Bool { get }
+
     /// Called after a successful insert with the new rowid, when the single
     /// primary key column was NULL. The default writes the rowid into that
     /// column's property (by decoding the record again); implement it to set
@@ -107,6 +113,21 @@ extension DatabaseRecord {
 
     public static var databaseForeignKeys: [DatabaseForeignKey] { [] }
 
+    public static var databaseCreatesTableOnFirstUse: Bool { false }
+
+    /// Runs `body`; when it fails because the record's table is missing and
+    /// the type asks for it, creates the table and runs `body` again.
+    @usableFromInline
+    static func creatingTableOnFirstUse<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        guard databaseCreatesTableOnFirstUse else { return try body() }
+        do {
+            return try body()
+        } catch let error as SQLiteError where error.isMissingTable(databaseTableName) {
+            try db.create(table: Self.self, ifNotExists: true)
+            return try body()
+        }
+    }
+
     /// The record's table, for the typed query API:
     /// `Note.table.filter(Column<String>("title").like("%x%"))`.
     public static var table: SQLTable { SQLTable(databaseTableName) }
@@ -134,6 +155,15 @@ extension DatabaseRecord {
         }
         values[index] = .integer(rowID)
         self = try Self.decode(from: Row(columnNames: encoded.columns, values: values))
+    }
+}
+
+extension SQLiteError {
+    /// Whether SQLite reported `no such table: <name>` (or `main.<name>`).
+    func isMissingTable(_ name: String) -> Bool {
+        guard code.primaryResultCode == .error, let message, message.hasPrefix("no such table: ") else { return false }
+        let table = message.dropFirst("no such table: ".count)
+        return table.lowercased() == name.lowercased() || table.lowercased() == "main." + name.lowercased()
     }
 }
 

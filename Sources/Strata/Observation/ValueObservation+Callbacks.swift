@@ -1,0 +1,168 @@
+import Foundation
+
+/// Stops an observation started with a callback; see
+/// ``ValueObservation/start(in:onError:onChange:)-(DatabaseQueue,_,_)``.
+///
+/// Keep it as long as the observation should run: it cancels the
+/// observation when cancelled or deinitialized. After ``cancel()`` returns
+/// on the callbacks' queue or actor, no callback is called again.
+public final class DatabaseCancellable: Sendable {
+    let flag = CancellationFlag()
+    private let task = LockedTask()
+
+    init() {}
+
+    func attach(_ task: Task<Void, Never>) {
+        self.task.set(task)
+        if flag.isSet { task.cancel() }
+    }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { flag.isSet }
+
+    /// Stops the observation.
+    public func cancel() {
+        flag.set()
+        task.cancel()
+    }
+
+    deinit {
+        task.cancel()
+    }
+}
+
+/// A flag set once, read from any thread.
+// @unchecked: `value` is only touched under `lock`.
+final class CancellationFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// The observing task, cancelled by whoever comes first.
+// @unchecked: `task` is only touched under `lock`.
+private final class LockedTask: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: Task<Void, Never>?
+    func set(_ task: Task<Void, Never>) { lock.withLock { self.task = task } }
+    func cancel() { lock.withLock { task }?.cancel() }
+}
+
+extension ValueObservation {
+    /// Observes through a ``DatabaseQueue``, calling `onChange` on the main
+    /// actor with the first value, then with each new one: for UIKit and
+    /// AppKit code, beside the `AsyncSequence` of ``values(in:)-(DatabaseQueue)``.
+    ///
+    /// ```swift
+    /// let observation = ValueObservation { db in try Note.all().order(title).fetchAll(db) }
+    /// cancellable = observation.start(in: queue, onError: { error in
+    ///     show(error)
+    /// }, onChange: { notes in
+    ///     tableView.reload(notes)
+    /// })
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - queue: the database.
+    ///   - onError: called once, on the main actor, when a fetch fails; the
+    ///     observation then stops.
+    ///   - onChange: called on the main actor with each value.
+    /// - Returns: keep it: releasing or cancelling it stops the observation.
+    public func start(
+        in queue: DatabaseQueue,
+        onError: @escaping @MainActor (any Error) -> Void,
+        onChange: @escaping @MainActor (Value) -> Void
+    ) -> DatabaseCancellable {
+        startOnMainActor(values(in: queue), onError: onError, onChange: onChange)
+    }
+
+    /// Observes through a ``DatabasePool``, calling `onChange` on the main
+    /// actor. See ``start(in:onError:onChange:)-(DatabaseQueue,_,_)``.
+    public func start(
+        in pool: DatabasePool,
+        onError: @escaping @MainActor (any Error) -> Void,
+        onChange: @escaping @MainActor (Value) -> Void
+    ) -> DatabaseCancellable {
+        startOnMainActor(values(in: pool), onError: onError, onChange: onChange)
+    }
+
+    /// Observes through a ``DatabaseQueue``, calling the callbacks on a
+    /// serial dispatch queue of your choice, in order.
+    ///
+    /// - Parameters:
+    ///   - queue: the database.
+    ///   - dispatchQueue: a serial queue for the callbacks.
+    ///   - onError: called once when a fetch fails; the observation stops.
+    ///   - onChange: called with the first value, then with each new one.
+    /// - Returns: keep it: releasing or cancelling it stops the observation.
+    public func start(
+        in queue: DatabaseQueue, on dispatchQueue: DispatchQueue,
+        onError: @escaping @Sendable (any Error) -> Void,
+        onChange: @escaping @Sendable (Value) -> Void
+    ) -> DatabaseCancellable {
+        start(values(in: queue), on: dispatchQueue, onError: onError, onChange: onChange)
+    }
+
+    /// Observes through a ``DatabasePool``, calling the callbacks on a
+    /// serial dispatch queue of your choice, in order.
+    public func start(
+        in pool: DatabasePool, on dispatchQueue: DispatchQueue,
+        onError: @escaping @Sendable (any Error) -> Void,
+        onChange: @escaping @Sendable (Value) -> Void
+    ) -> DatabaseCancellable {
+        start(values(in: pool), on: dispatchQueue, onError: onError, onChange: onChange)
+    }
+
+    private func startOnMainActor(
+        _ values: AsyncThrowingStream<Value, any Error>,
+        onError: @escaping @MainActor (any Error) -> Void,
+        onChange: @escaping @MainActor (Value) -> Void
+    ) -> DatabaseCancellable {
+        let cancellable = DatabaseCancellable()
+        let flag = cancellable.flag
+        cancellable.attach(Task {
+            do {
+                for try await value in values {
+                    await MainActor.run {
+                        guard !flag.isSet else { return }
+                        onChange(value)
+                    }
+                }
+            } catch is CancellationError {
+            } catch {
+                await MainActor.run {
+                    guard !flag.isSet else { return }
+                    onError(error)
+                }
+            }
+        })
+        return cancellable
+    }
+
+    private func start(
+        _ values: AsyncThrowingStream<Value, any Error>, on dispatchQueue: DispatchQueue,
+        onError: @escaping @Sendable (any Error) -> Void,
+        onChange: @escaping @Sendable (Value) -> Void
+    ) -> DatabaseCancellable {
+        let cancellable = DatabaseCancellable()
+        let flag = cancellable.flag
+        cancellable.attach(Task {
+            do {
+                for try await value in values {
+                    dispatchQueue.async {
+                        guard !flag.isSet else { return }
+                        onChange(value)
+                    }
+                }
+            } catch is CancellationError {
+            } catch {
+                dispatchQueue.async {
+                    guard !flag.isSet else { return }
+                    onError(error)
+                }
+            }
+        })
+        return cancellable
+    }
+}
