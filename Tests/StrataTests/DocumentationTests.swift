@@ -58,6 +58,48 @@ struct Dish: DatabaseRecord {
     static let databaseForeignKeys = [DatabaseForeignKey(["cookID"], references: Cook.self, onDelete: .cascade)]
 }
 
+/// The Records article's types, in a namespace of their own: the test
+/// module has other types of these names.
+enum RecordsArticle {
+    struct Contact: DatabaseRecord {
+        var id: Int64?
+        var name: String
+        enum CodingKeys: String, CodingKey {
+            case id = "ID"
+            case name
+        }
+    }
+
+    struct Membership: DatabaseRecord {
+        var groupID: Int64
+        var userID: Int64
+        var role: String
+        static let databasePrimaryKey = ["groupID", "userID"]
+    }
+
+    struct Product: DatabaseRecord {
+        enum Category: String, Codable { case food, drinks }
+        var id: Int64?
+        var name: String
+        var category: Category      // TEXT "food"
+        var price: Decimal          // TEXT "12.5", exact
+    }
+
+    final class Dog: DatabaseRecord {
+        var id: Int64?
+        var name: String
+        init(name: String) { self.name = name }
+    }
+
+    struct Draft: DatabaseRecord {
+        var id: Int64?
+        var text: String
+        static let databaseCreatesTableOnFirstUse = true
+    }
+}
+
+extension Recipe: Identifiable {}
+
 /// The examples of the README and the DocC articles, compiled and run. Each
 /// document's Swift blocks must appear here line for line (in order; extra
 /// lines such as expectations may sit between them), so the documents cannot
@@ -262,7 +304,7 @@ struct Dish: DatabaseRecord {
         let all = try Recipe.fetchAll(db)
         let one = try Recipe.fetchOne(db, key: pancakes.id!)
         let byName = try Recipe.fetchOne(db, keys: ["name": "Pancakes"])
-        let sorted = try Recipe.fetchAll(db, Recipe.table.filter(Recipe.name.like("P%")).order(Recipe.name).limit(20))
+        let sorted = try Recipe.filter(Recipe.name.like("P%")).order(Recipe.name).limit(20).fetchAll(db)
         let count = try Recipe.fetchCount(db)
         #expect(all == [pancakes] && one == pancakes && byName == pancakes && sorted == [pancakes] && count == 1)
         #expect(one?.steps.map(\.minutes) == [5, 10] && one?.servings == 6 && one?.rating == 4.5)
@@ -273,6 +315,39 @@ struct Dish: DatabaseRecord {
         }
         let top = try Score.fetchAll(db, Score.table.order(Column<Int>("points").desc).limit(3))
         #expect(top.map(\.player) == ["bo", "cy", "ann"])
+
+        typealias Contact = RecordsArticle.Contact
+        typealias Membership = RecordsArticle.Membership
+        typealias Product = RecordsArticle.Product
+        typealias Dog = RecordsArticle.Dog
+        typealias Draft = RecordsArticle.Draft
+        #expect(Contact.databasePrimaryKey == ["ID"] && Membership.databasePrimaryKey == ["groupID", "userID"])
+
+        try db.create(table: Product.self)
+        _ = try Product(id: nil, name: "Bread", category: .food, price: Decimal(string: "2.40")!).inserted(db)
+        _ = try Product(id: nil, name: "Juice", category: .drinks, price: Decimal(string: "12.50")!).inserted(db)
+        let food = try Product.filter(Column<String>("category") == "food").fetchAll(db)
+        let byPrice = try Product.fetchAll(db, sql: "SELECT * FROM product ORDER BY CAST(price AS NUMERIC) DESC")
+        #expect(food.map(\.name) == ["Bread"] && byPrice.map(\.name) == ["Juice", "Bread"])
+        #expect(try String.fetchAll(db, sql: "SELECT category || ' ' || price FROM product") == ["food 2.4", "drinks 12.5"])
+
+        try db.create(table: Dog.self)
+        let rex = Dog(name: "Rex")
+        try rex.insert(db)               // rex.id is set
+        rex.name = "Rex II"
+        try rex.save(db)                 // updates the same row
+        #expect(try rex.id == 1 && Dog.fetchAll(db).map(\.name) == ["Rex II"])
+
+        let drafts = try Draft.fetchAll(db)       // [], and the table now exists
+        #expect(try drafts.isEmpty && db.tableExists("draft"))
+
+        let shown = try Recipe.order(Recipe.name).fetchAll(db)
+        _ = try Recipe(id: nil, name: "Omelette", servings: 1, steps: [], rating: nil).inserted(db)
+        let fresh = try Recipe.order(Recipe.name).fetchAll(db)
+        let changes = ListChanges(from: shown, to: fresh)   // inserted: [0]
+        let sections = SectionedResults(fresh, by: { $0.name.prefix(1) })
+        #expect(changes.inserted == [0] && changes.deleted.isEmpty && changes.moved.isEmpty)
+        #expect(sections.sections.map(\.key) == ["O", "P"])
 
         try db.create(table: Cook.self)
         try db.create(table: Dish.self)
@@ -395,6 +470,17 @@ struct Dish: DatabaseRecord {
         try await log.wait(for: 2)
         task.cancel()   // stops the tracking
         #expect(log.values == [["ann: 10"], ["bob: 25", "ann: 10"]])
+
+        let called = ValueLog<[String]>()
+        let cancellable = leaderboard.start(in: pool, onError: { error in
+            print("the leaderboard stopped: \(error)")
+        }, onChange: { lines in
+            print(lines)
+            called.append(lines)
+        })
+        try await called.wait(for: 1)
+        cancellable.cancel()
+        #expect(called.values == [["bob: 25", "ann: 10"]])
     }
 
     // MARK: - Getting started (DocC)

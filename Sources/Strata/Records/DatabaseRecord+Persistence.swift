@@ -319,14 +319,14 @@ extension DatabaseRecord where Self: AnyObject {
     }
 
     /// Inserts the object when its key is nil or no row has its key;
-    /// updates the row otherwise. See ``DatabaseRecord/save(_:)``.
+    /// updates the row otherwise. See ``DatabaseRecord/save(_:)-782fy``.
     public func save(_ db: Database) throws {
         var object = self
         try object.saveRecord(db)
     }
 
     /// Inserts the object, or updates the row with the same primary key.
-    /// See ``DatabaseRecord/upsert(_:)``.
+    /// See ``DatabaseRecord/upsert(_:)-7bds4``.
     public func upsert(_ db: Database) throws {
         var object = self
         try object.upsertRecord(db)

@@ -453,6 +453,11 @@ extension Importer {
         if let integer = canonicalInteger(base, count: text.count), affinity != .real || integer.magnitude <= 1 << 53 {
             return sqlite3_bind_int64(statement, index, integer)
         }
+        // The common decimal (`-12.5`, `3.25e-3`): a Double keeps it, and
+        // SQLite converts it as it would.
+        if isShortDecimal(base, count: text.count) {
+            return bindText(text, statement, index)
+        }
         // Not a number to SQLite: stored as the text it is.
         guard let number = NumericText(text) else { return bindText(text, statement, index) }
         let (isExact, storedAs) = number.storedExactly(in: affinity)
@@ -476,6 +481,44 @@ extension Importer {
             file: file, line: record.line, column: sourceIndex >= 0 ? sourceIndex + 1 : nil, columnName: insertColumns[parameter],
             message: "the value \(shown) would be stored as \(storedAs), losing digits; keep it exactly as text: import with --text (ImportOptions.isAllText) into a new table, or into a TEXT column")
     }
+}
+
+/// Whether text is a plain decimal with a point or an exponent, at most 15
+/// significant digits and a two-digit exponent: a number any Double keeps
+/// exactly as written. Checked without allocating, for the import's hot path.
+private func isShortDecimal(_ text: UnsafePointer<UInt8>, count: Int) -> Bool {
+    var index = 0
+    if index < count, text[index] == UInt8(ascii: "-") { index += 1 }
+    var significant = 0
+    var sawDigit = false
+    var sawPoint = false
+    var leadingZeros = true
+    while index < count {
+        let byte = text[index]
+        if byte >= 48 && byte <= 57 {
+            sawDigit = true
+            if byte != 48 { leadingZeros = false }
+            if !leadingZeros { significant += 1 }
+        } else if byte == UInt8(ascii: "."), !sawPoint {
+            sawPoint = true
+        } else {
+            break
+        }
+        index += 1
+    }
+    guard sawDigit, significant <= 15 else { return false }
+    var sawExponent = false
+    if index < count, text[index] == UInt8(ascii: "e") || text[index] == UInt8(ascii: "E") {
+        index += 1
+        if index < count, text[index] == UInt8(ascii: "-") || text[index] == UInt8(ascii: "+") { index += 1 }
+        let start = index
+        while index < count, text[index] >= 48, text[index] <= 57 { index += 1 }
+        guard index > start, index - start <= 2 else { return false }
+        sawExponent = true
+    }
+    // Trailing zeros after the point count as significant above; that only
+    // sends more values to the exact check.
+    return index == count && (sawPoint || sawExponent)
 }
 
 /// Binds text, SQLITE_STATIC: the bytes stay put until the step.
