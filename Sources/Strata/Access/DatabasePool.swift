@@ -22,7 +22,7 @@ import Foundation
 /// cooperative thread pool.
 ///
 /// See <https://www.sqlite.org/wal.html>.
-public final class DatabasePool: Sendable {
+public final class DatabasePool: DatabaseWriter {
     /// The configuration the connections were opened with.
     public let configuration: Configuration
     /// The database file's path.
@@ -33,6 +33,9 @@ public final class DatabasePool: Sendable {
     let writer: SerializedDatabase
     let changeCenter = ChangeCenter()
     private let readers: ReaderPool
+    /// Set on the dispatch queues of this pool's readers: a read started
+    /// from inside a read could wait forever for a free reader.
+    private let readerQueueKey: DispatchSpecificKey<Void>
 
     /// Opens a database file in WAL mode.
     ///
@@ -57,8 +60,24 @@ public final class DatabasePool: Sendable {
         readerConfiguration.createsMissingFile = false
         let label = (configuration.label ?? "Strata.DatabasePool") + ".reader"
         let readerSettings = readerConfiguration
+        let readerQueueKey = DispatchSpecificKey<Void>()
+        self.readerQueueKey = readerQueueKey
+        nonisolated(unsafe) let key = readerQueueKey  // set once per reader, then only read
         readers = ReaderPool(capacity: self.maximumReaderCount) {
-            try SerializedDatabase(location: .path(path), configuration: readerSettings, label: label)
+            let reader = try SerializedDatabase(location: .path(path), configuration: readerSettings, label: label)
+            reader.dispatchQueue.setSpecific(key: key, value: ())
+            return reader
+        }
+    }
+
+    /// Throws instead of waiting forever: inside one of this pool's reads,
+    /// another read may find no free reader, and a barrier waits for the
+    /// enclosing read to end.
+    private func checkNotInsideRead(_ method: String) throws {
+        if DispatchQueue.getSpecific(key: readerQueueKey) != nil {
+            throw SQLiteError.misuse(
+                "\(method) was called from inside a read of the same pool, which could wait forever; "
+                    + "use the Database passed to the enclosing closure")
         }
     }
 
@@ -70,6 +89,7 @@ public final class DatabasePool: Sendable {
     ///
     /// - Throws: what `body` throws, or ``SQLiteError``.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try checkNotInsideRead("DatabasePool.read")
         let reader = try readers.acquire()
         defer { readers.release(reader) }
         return try reader.sync(method: "DatabasePool.read") { db in try SerializedDatabase.runRead(db, body) }
@@ -115,7 +135,8 @@ public final class DatabasePool: Sendable {
     /// reader, such as a checkpoint in `TRUNCATE` mode or a schema rebuild.
     @discardableResult
     public func barrierWriteWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
-        try readers.exclusively {
+        try checkNotInsideRead("DatabasePool.barrierWriteWithoutTransaction")
+        return try readers.exclusively {
             try writer.sync(method: "DatabasePool.barrierWriteWithoutTransaction", body)
         }
     }

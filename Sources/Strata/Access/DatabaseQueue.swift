@@ -26,7 +26,7 @@ import Dispatch
 ///
 /// Calling the queue from inside one of its own closures would deadlock; it
 /// throws ``SQLiteError`` (`.misuse`) instead. Use the `db` you were given.
-public final class DatabaseQueue: Sendable {
+public final class DatabaseQueue: DatabaseWriter {
     /// The configuration the connection was opened with.
     public let configuration: Configuration
 

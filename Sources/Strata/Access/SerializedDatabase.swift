@@ -54,16 +54,26 @@ final class SerializedDatabase: @unchecked Sendable {
         }
     }
 
-    /// Starts recording committed changes for `center`, before any later work.
+    /// Starts recording committed changes for `center`. Returns once the
+    /// recorder is in place: every commit after the call is recorded (the
+    /// work already queued runs first).
     func startRecordingChanges(into center: ChangeCenter) {
-        dispatchQueue.async {
+        let start = {
             guard self.changeCenter == nil, !self.database.isClosed else { return }
             self.changeCenter = center
             let recorder = ChangeRecorder()
             self.database.changeRecorder = recorder
             self.database.state.savepointListener = { [weak recorder] in recorder?.didRun($0) }
+            self.database.state.writeListener = { [weak recorder] in recorder?.recordWrites($0) }
+            self.database.state.preparedWrites = []
             try? self.database.installHooks()
+            // Also prepares statements afresh, so each notes what it writes.
             try? self.database.disableTruncateOptimization()
+        }
+        if isOnQueue {
+            start()
+        } else {
+            dispatchQueue.sync(execute: start)
         }
     }
 

@@ -151,16 +151,46 @@ extension Database {
             sqlite3_set_authorizer(handle, nil, nil)
             return
         }
-        sqlite3_set_authorizer(handle, { context, action, table, _, _, _ in
+        sqlite3_set_authorizer(handle, { context, action, first, second, _, _ in
             guard let context else { return SQLITE_OK }
             let state = Unmanaged<AuthorizerState>.fromOpaque(context).takeUnretainedValue()
-            if action == SQLITE_READ, let table, let tables = state.readTables {
-                tables.names.insert(String(cString: table).lowercased())
+            if action == SQLITE_READ, let first, let tables = state.readTables {
+                tables.names.insert(String(cString: first).lowercased())
             }
-            if action == SQLITE_DELETE && state.disablesTruncate {
+            if let connection = state.connection, connection.preparedWrites != nil {
+                // The written table is the first argument, but for ALTER
+                // TABLE (database, then table).
+                let table: UnsafePointer<CChar>?
+                switch action {
+                case SQLITE_INSERT, SQLITE_UPDATE, SQLITE_DELETE, SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE:
+                    table = first
+                case SQLITE_ALTER_TABLE:
+                    table = second
+                default:
+                    table = nil
+                }
+                if let table {
+                    connection.preparedWrites?.insert(String(cString: table).lowercased())
+                }
+            }
+            if state.disablesTruncate {
                 // IGNORE on a DELETE keeps the delete but bypasses the
-                // truncate optimization (see lang_delete.html).
-                return SQLITE_IGNORE
+                // truncate optimization (see lang_delete.html). Not for a
+                // DROP TABLE, which authorizes a DELETE from sqlite_schema,
+                // then the drop, then a DELETE of the table: IGNORE on
+                // either DELETE silently cancels the drop.
+                if action == SQLITE_DROP_TABLE || action == SQLITE_DROP_TEMP_TABLE {
+                    state.droppedTable = first.map { String(cString: $0) }
+                } else if action == SQLITE_DELETE, let first {
+                    let table = String(cString: first)
+                    let isDropping = state.droppedTable.map { $0.caseInsensitiveCompare(table) == .orderedSame } ?? false
+                    state.droppedTable = nil
+                    if !isDropping && sqlite3_strnicmp(first, "sqlite_", 7) != 0 {
+                        return SQLITE_IGNORE
+                    }
+                } else {
+                    state.droppedTable = nil
+                }
             }
             return SQLITE_OK
         }, Unmanaged.passUnretained(authorizer).toOpaque())
@@ -171,6 +201,10 @@ extension Database {
 final class AuthorizerState {
     var readTables: ReadTables?
     var disablesTruncate = false
+    /// Where the tables a statement writes are noted while it is prepared.
+    var connection: ConnectionState?
+    /// The table a DROP TABLE being prepared drops.
+    var droppedTable: String?
 }
 
 /// The tables a statement read, noted by the authorizer.
@@ -182,22 +216,29 @@ final class ReadTables {
 /// committed ones to the observation layer.
 final class ChangeRecorder {
     private var pending: [DatabaseEvent] = []
-    private(set) var committed: [[DatabaseEvent]] = []
+    /// The tables written in the current transaction, WITHOUT ROWID tables
+    /// and dropped ones included.
+    private var pendingTables: Set<String> = []
+    private(set) var committed: [CommittedChanges] = []
     /// Open savepoints, each with the number of changes made before it: a
     /// ROLLBACK TO drops the changes made since.
     private var savepoints: [(name: String, mark: Int)] = []
 
     func record(_ event: DatabaseEvent) { pending.append(event) }
 
+    func recordWrites(_ tables: Set<String>) { pendingTables.formUnion(tables) }
+
     func willCommit() {
         // An empty commit (no change) is still reported: observers filter.
-        committed.append(pending)
+        committed.append(CommittedChanges(events: pending, tables: pendingTables))
         pending = []
+        pendingTables = []
         savepoints = []
     }
 
     func didRollback() {
         pending = []
+        pendingTables = []
         savepoints = []
         // A COMMIT that failed after the commit hook ran is rolled back too.
     }
@@ -223,8 +264,15 @@ final class ChangeRecorder {
     }
 
     /// The committed transactions' changes since the last call.
-    func takeCommitted() -> [[DatabaseEvent]] {
+    func takeCommitted() -> [CommittedChanges] {
         defer { committed = [] }
         return committed
     }
+}
+
+/// What one committed transaction changed: the rows of rowid tables, and
+/// every table it wrote (lower-cased).
+struct CommittedChanges {
+    var events: [DatabaseEvent]
+    var tables: Set<String>
 }

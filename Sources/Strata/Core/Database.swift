@@ -77,6 +77,7 @@ public final class Database {
         let handle = try Database.openConnection(location: location, configuration: configuration)
         self.state = ConnectionState(handle)
         self.interruptHandle = DatabaseInterruptHandle(handle)
+        authorizer.connection = state
         do {
             try configuration.prepareDatabase?(self)
         } catch {

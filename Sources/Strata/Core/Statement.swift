@@ -8,6 +8,12 @@ final class ConnectionState {
     /// Told of each SAVEPOINT, RELEASE and ROLLBACK TO that ran, when set:
     /// SQLite has no hook for them, and undone changes must not be reported.
     var savepointListener: ((SavepointStatement) -> Void)?
+    /// While set, the tables the statement being prepared writes (noted by
+    /// the authorizer): the update hook does not see WITHOUT ROWID tables,
+    /// nor a DROP TABLE.
+    var preparedWrites: Set<String>?
+    /// Told of the tables a statement wrote, each time it runs to the end.
+    var writeListener: ((Set<String>) -> Void)?
 
     init(_ sqliteConnection: OpaquePointer) {
         self.sqliteConnection = sqliteConnection
@@ -31,6 +37,9 @@ final class ConnectionState {
 public final class Statement {
     /// The raw `sqlite3_stmt` handle, for calls Strata does not wrap.
     public let sqliteStatement: OpaquePointer
+    /// The tables the statement writes, when it was prepared while writes
+    /// were being tracked (see ``ConnectionState/preparedWrites``).
+    @usableFromInline let writtenTables: Set<String>
 
     /// The statement's SQL.
     public let sql: String
@@ -62,6 +71,12 @@ public final class Statement {
     init(sqliteStatement: OpaquePointer, sql: String?, connectionState: ConnectionState) {
         self.sqliteStatement = sqliteStatement
         self.connectionState = connectionState
+        if let writes = connectionState.preparedWrites, !writes.isEmpty {
+            writtenTables = writes
+            connectionState.preparedWrites = []
+        } else {
+            writtenTables = []
+        }
         self.sql = sql ?? sqlText(of: sqliteStatement)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         self.columnCount = Int(sqlite3_column_count(sqliteStatement))
         self.parameterCount = Int(sqlite3_bind_parameter_count(sqliteStatement))
@@ -217,8 +232,17 @@ public final class Statement {
         liveState.pointee.generation &+= 1
         let code = sqlite3_step(sqliteStatement)
         if code == SQLITE_ROW { return true }
-        if code == SQLITE_DONE { return false }
+        if code == SQLITE_DONE {
+            if !writtenTables.isEmpty { didWrite() }
+            return false
+        }
         throw stepFailure(code)
+    }
+
+    /// Tells the listener which tables the statement wrote.
+    @usableFromInline
+    func didWrite() {
+        connectionState.writeListener?(writtenTables)
     }
 
     /// The error of a failed step; the statement is reset.

@@ -44,17 +44,17 @@ public struct Migrator: Sendable {
     /// The identifiers of the registered migrations, in order.
     public var registeredIdentifiers: [String] { migrations.map(\.identifier) }
 
-    /// Applies the migrations not yet applied, on the queue's connection.
+    /// Applies the migrations not yet applied, on the writer connection of a
+    /// ``DatabaseQueue`` or a ``DatabasePool``.
     ///
     /// - Throws: ``MigrationError`` naming the migration that failed.
-    public func migrate(_ queue: DatabaseQueue) throws {
-        try queue.writeWithoutTransaction { db in try migrate(db) }
+    public func migrate(_ writer: some DatabaseWriter) throws {
+        try writer.writeWithoutTransaction { db in try migrate(db) }
     }
 
-    /// Applies the migrations not yet applied, on the queue's connection, from
-    /// async code.
-    public func migrate(_ queue: DatabaseQueue) async throws {
-        try await queue.writeWithoutTransaction { db in try migrate(db) }
+    /// Applies the migrations not yet applied, from async code.
+    public func migrate(_ writer: some DatabaseWriter) async throws {
+        try await writer.writeWithoutTransaction { db in try migrate(db) }
     }
 
     /// Applies the migrations not yet applied.

@@ -7,6 +7,9 @@ final class ChangeCenter: @unchecked Sendable {
     private struct Observer {
         /// Lower-cased table names; nil observes every table.
         var tables: Set<String>?
+        /// Whether a write without row events is delivered (as no event):
+        /// query observers refetch; row observers want rows only.
+        let acceptsTableWrites: Bool
         let continuation: AsyncStream<[DatabaseEvent]>.Continuation
     }
 
@@ -16,14 +19,15 @@ final class ChangeCenter: @unchecked Sendable {
 
     /// Registers an observer; its stream yields the changes of each committed
     /// transaction that touched one of `tables` (or any table when nil).
-    /// Only the newest pending notification is kept when the reader lags:
-    /// observers refetch, so coalescing loses nothing.
+    /// A query observer (`coalescing`) keeps only the newest pending
+    /// notification when it lags, since it refetches anyway, and also hears
+    /// of writes without row events; a row observer gets every row event.
     func register(tables: Set<String>?, coalescing: Bool) -> (Int, AsyncStream<[DatabaseEvent]>) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: [DatabaseEvent].self, bufferingPolicy: coalescing ? .bufferingNewest(1) : .unbounded)
         let id = lock.withLock {
             nextID += 1
-            observers[nextID] = Observer(tables: tables?.lowercasedSet, continuation: continuation)
+            observers[nextID] = Observer(tables: tables?.lowercasedSet, acceptsTableWrites: coalescing, continuation: continuation)
             return nextID
         }
         continuation.onTermination = { [weak self] _ in self?.unregister(id) }
@@ -47,19 +51,27 @@ final class ChangeCenter: @unchecked Sendable {
         all.forEach { $0.continuation.finish() }
     }
 
-    /// Delivers committed transactions, in commit order.
-    func deliver(_ transactions: [[DatabaseEvent]]) {
+    /// Delivers committed transactions, in commit order. An observer hears
+    /// of a transaction that changed rows of its tables, or wrote one of
+    /// them without row events (a WITHOUT ROWID table, a DROP TABLE): then
+    /// with no event, which a query observer takes as "fetch again".
+    func deliver(_ transactions: [CommittedChanges]) {
         guard !transactions.isEmpty else { return }
         let current = lock.withLock { Array(observers.values) }
         for transaction in transactions {
             for observer in current {
                 let events: [DatabaseEvent]
+                let wroteTable: Bool
                 if let tables = observer.tables {
-                    events = transaction.filter { tables.contains($0.tableName.lowercased()) }
+                    events = transaction.events.filter { tables.contains($0.tableName.lowercased()) }
+                    wroteTable = !tables.isDisjoint(with: transaction.tables)
                 } else {
-                    events = transaction
+                    events = transaction.events
+                    wroteTable = !transaction.tables.isEmpty
                 }
-                if !events.isEmpty { observer.continuation.yield(events) }
+                if !events.isEmpty || (wroteTable && observer.acceptsTableWrites) {
+                    observer.continuation.yield(events)
+                }
             }
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Stops an observation started with a callback; see
-/// ``ValueObservation/start(in:onError:onChange:)-(DatabaseQueue,_,_)``.
+/// ``ValueObservation/start(in:onError:onChange:)``.
 ///
 /// Keep it as long as the observation should run: it cancels the
 /// observation when cancelled or deinitialized. After ``cancel()`` returns
@@ -50,9 +50,10 @@ private final class LockedTask: @unchecked Sendable {
 }
 
 extension ValueObservation {
-    /// Observes through a ``DatabaseQueue``, calling `onChange` on the main
-    /// actor with the first value, then with each new one: for UIKit and
-    /// AppKit code, beside the `AsyncSequence` of ``values(in:)-(DatabaseQueue)``.
+    /// Observes a ``DatabaseQueue`` or a ``DatabasePool``, calling
+    /// `onChange` on the main actor with the first value, then with each new
+    /// one: for UIKit and AppKit code, beside the `AsyncSequence` of
+    /// ``values(in:)``.
     ///
     /// ```swift
     /// let observation = ValueObservation { db in try Note.all().order(title).fetchAll(db) }
@@ -64,54 +65,34 @@ extension ValueObservation {
     /// ```
     ///
     /// - Parameters:
-    ///   - queue: the database.
+    ///   - writer: the database.
     ///   - onError: called once, on the main actor, when a fetch fails; the
     ///     observation then stops.
     ///   - onChange: called on the main actor with each value.
     /// - Returns: keep it: releasing or cancelling it stops the observation.
     public func start(
-        in queue: DatabaseQueue,
+        in writer: some DatabaseWriter,
         onError: @escaping @MainActor (any Error) -> Void,
         onChange: @escaping @MainActor (Value) -> Void
     ) -> DatabaseCancellable {
-        startOnMainActor(values(in: queue), onError: onError, onChange: onChange)
+        startOnMainActor(values(in: writer), onError: onError, onChange: onChange)
     }
 
-    /// Observes through a ``DatabasePool``, calling `onChange` on the main
-    /// actor. See ``start(in:onError:onChange:)-(DatabaseQueue,_,_)``.
-    public func start(
-        in pool: DatabasePool,
-        onError: @escaping @MainActor (any Error) -> Void,
-        onChange: @escaping @MainActor (Value) -> Void
-    ) -> DatabaseCancellable {
-        startOnMainActor(values(in: pool), onError: onError, onChange: onChange)
-    }
-
-    /// Observes through a ``DatabaseQueue``, calling the callbacks on a
-    /// serial dispatch queue of your choice, in order.
+    /// Observes a ``DatabaseQueue`` or a ``DatabasePool``, calling the
+    /// callbacks on a serial dispatch queue of your choice, in order.
     ///
     /// - Parameters:
-    ///   - queue: the database.
+    ///   - writer: the database.
     ///   - dispatchQueue: a serial queue for the callbacks.
     ///   - onError: called once when a fetch fails; the observation stops.
     ///   - onChange: called with the first value, then with each new one.
     /// - Returns: keep it: releasing or cancelling it stops the observation.
     public func start(
-        in queue: DatabaseQueue, on dispatchQueue: DispatchQueue,
+        in writer: some DatabaseWriter, on dispatchQueue: DispatchQueue,
         onError: @escaping @Sendable (any Error) -> Void,
         onChange: @escaping @Sendable (Value) -> Void
     ) -> DatabaseCancellable {
-        start(values(in: queue), on: dispatchQueue, onError: onError, onChange: onChange)
-    }
-
-    /// Observes through a ``DatabasePool``, calling the callbacks on a
-    /// serial dispatch queue of your choice, in order.
-    public func start(
-        in pool: DatabasePool, on dispatchQueue: DispatchQueue,
-        onError: @escaping @Sendable (any Error) -> Void,
-        onChange: @escaping @Sendable (Value) -> Void
-    ) -> DatabaseCancellable {
-        start(values(in: pool), on: dispatchQueue, onError: onError, onChange: onChange)
+        start(values(in: writer), on: dispatchQueue, onError: onError, onChange: onChange)
     }
 
     private func startOnMainActor(

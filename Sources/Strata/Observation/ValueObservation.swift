@@ -30,14 +30,17 @@ public struct ValueObservation<Value: Sendable & Equatable>: Sendable {
         self.fetch = fetch
     }
 
-    /// The values, read through a ``DatabaseQueue``.
-    public func values(in queue: DatabaseQueue) -> AsyncThrowingStream<Value, any Error> {
-        makeValues(writer: queue.serialized, center: queue.changeCenter) { body in try await queue.read(body) }
-    }
-
-    /// The values, read on the pool's readers while writes go on.
-    public func values(in pool: DatabasePool) -> AsyncThrowingStream<Value, any Error> {
-        makeValues(writer: pool.writer, center: pool.changeCenter) { body in try await pool.read(body) }
+    /// The values, read through a ``DatabaseQueue``, or on a
+    /// ``DatabasePool``'s readers while writes go on.
+    public func values(in writer: some DatabaseWriter) -> AsyncThrowingStream<Value, any Error> {
+        do {
+            let observable = try writer.observable()
+            return makeValues(writer: observable.writerConnection, center: observable.changeCenter) { body in
+                try await writer.read(body)
+            }
+        } catch {
+            return AsyncThrowingStream { $0.finish(throwing: error) }
+        }
     }
 
     private func makeValues(
@@ -82,21 +85,18 @@ public struct ValueObservation<Value: Sendable & Equatable>: Sendable {
     }
 }
 
-extension DatabaseQueue {
+extension DatabaseWriter {
     /// The row changes of each committed transaction, for the given tables
     /// (all tables when nil): a lower-level observer than
-    /// ``ValueObservation``. Iterating ends when the task is cancelled.
+    /// ``ValueObservation``. Every commit after this call returns is
+    /// delivered; iterating ends when the task is cancelled.
+    ///
+    /// Rows of `WITHOUT ROWID` tables have no rowid and are not reported
+    /// one by one (a ``ValueObservation`` of such a table does see its
+    /// changes).
     public func observeChanges(in tables: Set<String>? = nil) -> AsyncStream<[DatabaseEvent]> {
-        serialized.startRecordingChanges(into: changeCenter)
-        return changeCenter.register(tables: tables, coalescing: false).1
-    }
-}
-
-extension DatabasePool {
-    /// The row changes of each committed transaction, for the given tables
-    /// (all tables when nil). See ``DatabaseQueue/observeChanges(in:)``.
-    public func observeChanges(in tables: Set<String>? = nil) -> AsyncStream<[DatabaseEvent]> {
-        writer.startRecordingChanges(into: changeCenter)
-        return changeCenter.register(tables: tables, coalescing: false).1
+        guard let observable = try? observable() else { return AsyncStream { $0.finish() } }
+        observable.writerConnection.startRecordingChanges(into: observable.changeCenter)
+        return observable.changeCenter.register(tables: tables, coalescing: false).1
     }
 }

@@ -1,0 +1,85 @@
+/// What reads a database from any task or thread: ``DatabaseQueue`` and
+/// ``DatabasePool``. Helpers that only read take `some DatabaseReader`, so
+/// they work with either.
+///
+/// Each method has a synchronous form and an `async` form of the same name.
+public protocol DatabaseReader: AnyObject, Sendable {
+    /// The configuration the connections were opened with.
+    var configuration: Configuration { get }
+
+    /// Runs `body` in a read-only transaction and returns its result.
+    ///
+    /// - Throws: what `body` throws; ``SQLiteError`` (`.readOnly`) when it
+    ///   tries to write; ``SQLiteError`` (`.misuse`) when called from inside
+    ///   another access that it would wait for forever.
+    func read<T>(_ body: (Database) throws -> T) throws -> T
+
+    /// Runs `body` in a read-only transaction from async code, off Swift's
+    /// cooperative thread pool.
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
+
+    /// Interrupts the statements running on the connections, from any
+    /// thread; they fail with ``SQLiteError`` code `.interrupt`.
+    func interrupt()
+
+    /// Closes the connections once the work in flight is done.
+    func close() throws
+}
+
+/// What writes a database from any task or thread: ``DatabaseQueue`` and
+/// ``DatabasePool``. ``Migrator``, ``ValueObservation`` and the import and
+/// export helpers take `some DatabaseWriter`, so they work with either.
+///
+/// ```swift
+/// func addNote(_ title: String, to writer: some DatabaseWriter) throws {
+///     try writer.write { db in
+///         try db.execute(sql: "INSERT INTO notes(title) VALUES (?)", arguments: [title])
+///     }
+/// }
+/// ```
+public protocol DatabaseWriter: DatabaseReader {
+    /// Runs `body` in an immediate transaction: committed when it returns,
+    /// rolled back when it throws.
+    @discardableResult
+    func write<T>(_ body: (Database) throws -> T) throws -> T
+
+    /// Runs `body` in an immediate transaction from async code.
+    @discardableResult
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
+
+    /// Runs `body` on the writer connection outside any transaction.
+    @discardableResult
+    func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T
+
+    /// Runs `body` on the writer connection outside any transaction, from
+    /// async code.
+    @discardableResult
+    func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
+}
+
+/// A writer whose commits the observation layer can follow: Strata's own.
+protocol ObservableDatabaseWriter: DatabaseWriter {
+    /// The connection that writes.
+    var writerConnection: SerializedDatabase { get }
+    /// Where its committed changes go.
+    var changeCenter: ChangeCenter { get }
+}
+
+extension DatabaseWriter {
+    /// The writer as the observation layer needs it, or an error saying
+    /// why it cannot be observed.
+    func observable() throws -> any ObservableDatabaseWriter {
+        guard let observable = self as? any ObservableDatabaseWriter else {
+            throw SQLiteError.misuse("\(Self.self) cannot be observed: observation follows the commits of a DatabaseQueue or a DatabasePool")
+        }
+        return observable
+    }
+}
+
+extension DatabaseQueue: ObservableDatabaseWriter {
+    var writerConnection: SerializedDatabase { serialized }
+}
+
+extension DatabasePool: ObservableDatabaseWriter {
+    var writerConnection: SerializedDatabase { writer }
+}
