@@ -20,8 +20,9 @@
 ///
 /// Changes are seen through SQLite's update hook, which reports rows of
 /// rowid tables (a `DELETE` without `WHERE` included: while observed, the
-/// writer turns SQLite's truncate optimization off). Changes to
-/// `WITHOUT ROWID` tables are not reported.
+/// writer turns SQLite's truncate optimization off), and through SQLite's
+/// authorizer, which tells which tables each statement writes: `WITHOUT
+/// ROWID` tables, `DROP TABLE` and `ALTER TABLE` are seen too.
 public struct ValueObservation<Value: Sendable & Equatable>: Sendable {
     let fetch: @Sendable (Database) throws -> Value
 
