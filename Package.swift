@@ -33,12 +33,15 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
         ),
+        // Chooses the SDK's SQLite3 or CSQLite, in one file, for Strata's own
+        // sources; Strata does not re-export the C API.
         .target(
-            name: "Strata",
+            name: "StrataSQLite",
             dependencies: [
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .windows, .android, .openbsd, .wasi])),
             ]
         ),
+        .target(name: "Strata", dependencies: ["StrataSQLite"]),
         .executableTarget(
             name: "StrataCLI",
             dependencies: [

@@ -1,5 +1,11 @@
 import Foundation
 import Strata
+// The raw C API, imported as a user who needs it would.
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
 import Testing
 
 @Suite struct DatabaseTests {

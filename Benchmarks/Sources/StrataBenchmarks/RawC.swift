@@ -1,6 +1,11 @@
 // The baseline: SQLite's C API used directly, as a careful C programmer
-// would. `import Strata` only brings the C API into scope here.
+// would, through the same C module Strata links.
 import Strata
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
 
 enum RawC {
     static func open(_ path: String) throws -> OpaquePointer {

@@ -1,3 +1,5 @@
+import StrataSQLite
+
 /// Where a database lives.
 public enum DatabaseLocation: Hashable, Sendable {
     /// A file at this path (created when missing, unless the configuration

@@ -1,3 +1,5 @@
+import StrataSQLite
+
 /// How far an online backup has gone.
 public struct BackupProgress: Hashable, Sendable {
     /// Pages still to copy.

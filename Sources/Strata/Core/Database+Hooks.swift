@@ -1,3 +1,5 @@
+import StrataSQLite
+
 /// A row change reported by the update hook.
 ///
 /// See <https://www.sqlite.org/c3ref/update_hook.html>.

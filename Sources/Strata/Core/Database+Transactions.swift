@@ -1,3 +1,5 @@
+import StrataSQLite
+
 extension Database {
     /// Runs `body` in a transaction: commits when it returns, rolls back when
     /// it throws.

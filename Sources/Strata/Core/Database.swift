@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 
 /// One connection to a SQLite database.
 ///
@@ -175,6 +176,20 @@ public final class Database {
 
     /// The raw `sqlite3` connection handle, for calls Strata does not wrap;
     /// nil once closed.
+    ///
+    /// `import Strata` does not bring SQLite's C API into scope: import it
+    /// where you use the handle, `SQLite3` on Apple platforms and `CSQLite`
+    /// (Strata's module for the system's libsqlite3) elsewhere.
+    ///
+    /// ```swift
+    /// #if canImport(SQLite3)
+    /// import SQLite3
+    /// #else
+    /// import CSQLite
+    /// #endif
+    ///
+    /// let changes = sqlite3_total_changes64(db.sqliteConnection)
+    /// ```
     public var sqliteConnection: OpaquePointer? { state.sqliteConnection }
 
     /// Closes the connection. Further use throws ``SQLiteError`` (`.misuse`).

@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 
 /// A SQL function written in Swift: a scalar function, or an aggregate.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 
 /// A value as SQLite stores it: one of its five storage classes.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 
 // MARK: - Date
 

@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 
 /// A Swift type that can be stored in a column and read back.
 ///

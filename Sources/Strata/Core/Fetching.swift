@@ -1,3 +1,5 @@
+import StrataSQLite
+
 // Fetching rows and values: a cursor over the live statement, and
 // `fetchAll` / `fetchOne` / `fetchSet` built on it.
 

@@ -1,3 +1,5 @@
+import StrataSQLite
+
 /// A SQLite result code, primary or extended.
 ///
 /// Codes are static members rather than enum cases, so a new code in a later

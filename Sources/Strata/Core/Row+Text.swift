@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 
 extension Row {
     /// The value at `index` as text, whatever its storage class, as

@@ -1,3 +1,5 @@
+import StrataSQLite
+
 /// An error reported by SQLite, or by Strata about a misuse of SQLite.
 ///
 /// It carries what a person needs to fix the problem: the extended result

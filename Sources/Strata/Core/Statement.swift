@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 
 /// The state a connection shares with its statements: whether it is still
 /// open. Statements hold it strongly so that a statement outliving its

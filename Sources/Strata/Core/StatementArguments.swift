@@ -1,3 +1,5 @@
+import StrataSQLite
+
 /// The values bound to a statement's parameters.
 ///
 /// Positional arguments fill `?` and `?NNN` parameters, from an array literal;

@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 
 /// The statements of a SQL script, prepared one at a time as the cursor
 /// advances, so a statement may use a table an earlier one created.

@@ -1,3 +1,5 @@
+import StrataSQLite
+
 // INSERT, upsert, UPDATE and DELETE built from typed setters.
 //
 // See <https://www.sqlite.org/lang_insert.html>,

@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 
 /// Encodes a record straight into the parameters of its type's prepared
 /// INSERT, for the common case: the record encodes the statement's columns,

@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 
 /// How an import treats the target table.
 public enum ImportMode: String, Sendable, CaseIterable {
