@@ -60,11 +60,21 @@ let package = Package(
         example("notes"),
         example("movies"),
         example("books"),
-        // A helper the concurrency tests run as a second process.
+        // A helper the end-to-end tests run as a second process.
         .executableTarget(name: "PoolWriter", dependencies: ["Strata"], path: "Tests/Helpers/PoolWriter"),
+        // Helpers both test targets use, written once.
+        .target(name: "StrataTestHelpers", dependencies: ["Strata"], path: "Tests/StrataTestHelpers"),
+        // The fast suite: the library through its API, in process.
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata"],
+            dependencies: ["Strata", "StrataTestHelpers"],
+            resources: [.copy("Resources")]
+        ),
+        // Tests that launch processes: the `strata` tool, the examples, a
+        // second writer, the Swift compiler on the documentation.
+        .testTarget(
+            name: "StrataEndToEndTests",
+            dependencies: ["Strata", "StrataTestHelpers"],
             resources: [.copy("Resources")]
         ),
     ],

@@ -10,8 +10,7 @@ struct ExportCommand: AsyncParsableCommand {
         abstract: "Export a table or a query as CSV, TSV, JSON or NDJSON."
     )
 
-    @Argument(help: "The database file.")
-    var database: String
+    @OptionGroup var database: DatabaseArgument
 
     @Option(name: .long, help: "The table to export.")
     var table: String?
@@ -33,7 +32,7 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let queue = try openQueue(database, readOnly: true, mustExist: true)
+            let queue = try database.openQueue(readOnly: true, mustExist: true)
             let outputURL = output.map { URL(fileURLWithPath: $0) }
             let format = self.format ?? outputURL.flatMap { DataFormat(fileExtension: $0.pathExtension) } ?? .csv
             let sql = self.sql ?? "SELECT * FROM \(quoteIdentifier(table ?? ""))"

@@ -16,8 +16,7 @@ struct ImportCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The database file (created when missing).")
-    var database: String
+    @OptionGroup var database: DatabaseArgument
 
     @Argument(help: "The file to import.")
     var file: String
@@ -64,7 +63,7 @@ struct ImportCommand: AsyncParsableCommand {
                     FileHandle.standardError.write(Data(line.utf8))
                 }
             }
-            let queue = try openQueue(database)
+            let queue = try database.openQueue()
             let url = URL(fileURLWithPath: file)
             let table = self.table
             let importOptions = options

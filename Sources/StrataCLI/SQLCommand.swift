@@ -17,8 +17,7 @@ struct SQLCommand: AsyncParsableCommand {
         discussion: "The database file is created when missing. Use :memory: for a throwaway database."
     )
 
-    @Argument(help: "The database file, or :memory:.")
-    var database: String
+    @OptionGroup var database: DatabaseArgument
 
     @Argument(help: "The SQL to run; several statements are separated by semicolons.")
     var sql: String
@@ -37,7 +36,7 @@ struct SQLCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let queue = try openQueue(database, readOnly: readOnly)
+            let queue = try database.openQueue(readOnly: readOnly)
             let sql = self.sql
             let format = self.format
             try await queue.writeWithoutTransaction { db in

@@ -9,15 +9,14 @@ struct SchemaCommand: AsyncParsableCommand {
         abstract: "Show the tables of a database, or one table, with columns, indexes and foreign keys."
     )
 
-    @Argument(help: "The database file.")
-    var database: String
+    @OptionGroup var database: DatabaseArgument
 
     @Argument(help: "A table to show; all tables by default.")
     var table: String?
 
     func run() async throws {
         try await reportingErrors {
-            let queue = try openQueue(database, readOnly: true, mustExist: true)
+            let queue = try database.openQueue(readOnly: true, mustExist: true)
             let table = self.table
             let text = try await queue.read { db -> String in
                 let tables = try table.map { [$0] } ?? db.tableNames()

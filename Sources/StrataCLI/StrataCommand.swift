@@ -41,3 +41,14 @@ func openQueue(_ path: String, readOnly: Bool = false, mustExist: Bool = false) 
     configuration.createsMissingFile = !mustExist
     return try DatabaseQueue(location: path == ":memory:" ? .inMemory : .path(path), configuration: configuration)
 }
+
+/// The database argument the commands that work on a file share.
+struct DatabaseArgument: ParsableArguments {
+    @Argument(help: "The database file (:memory: for a throwaway in-memory one).")
+    var database: String
+
+    /// Opens it; a missing file is created unless `mustExist`.
+    func openQueue(readOnly: Bool = false, mustExist: Bool = false) throws -> DatabaseQueue {
+        try StrataCLI.openQueue(database, readOnly: readOnly, mustExist: mustExist)
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 import Testing
 
 /// The seeds' SQLite.swift activity log, written with Strata's typed queries:

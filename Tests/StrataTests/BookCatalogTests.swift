@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 // The raw C API, imported as a user who needs it would.
 #if canImport(SQLite3)
 import SQLite3

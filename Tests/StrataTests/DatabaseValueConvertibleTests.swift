@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 import Testing
 
 private enum Mood: String, DatabaseValueConvertible {

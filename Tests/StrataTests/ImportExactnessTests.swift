@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 import Testing
 
 /// No value is changed by an import: it is stored exactly, or the import

@@ -1,17 +1,7 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 import Testing
-
-/// Writes `text` (or bytes) to a new temporary file named `name`.
-func makeFile(_ name: String, _ text: String) throws -> URL {
-    try makeFile(name, Data(text.utf8))
-}
-
-func makeFile(_ name: String, _ data: Data) throws -> URL {
-    let url = URL(fileURLWithPath: try makeTemporaryPath(name))
-    try data.write(to: url)
-    return url
-}
 
 @Suite struct ImportTests {
     @Test(arguments: TestStorage.allCases)

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 import Testing
 
 /// The seeds' SwiftyDB notes app as a plain Codable record.

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 import Testing
 
 /// Encodes `nickname` only when it is set, as a hand-written `encode(to:)`

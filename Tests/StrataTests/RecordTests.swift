@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 import Testing
 
 /// The seeds' contacts app: a table type that knows its schema.

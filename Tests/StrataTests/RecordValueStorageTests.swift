@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 import Testing
 
 /// Enums and single-value types inside records are stored as plain column

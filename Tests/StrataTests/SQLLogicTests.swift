@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 import Testing
 
 /// Runs SQLite's own sqllogictest files through Strata's public API.

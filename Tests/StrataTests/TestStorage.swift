@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Strata
+import StrataTestHelpers
 
 /// Where a storage-dependent test keeps its database.
 enum TestStorage: String, CustomStringConvertible, CaseIterable {
@@ -26,14 +27,6 @@ enum TestStorage: String, CustomStringConvertible, CaseIterable {
     func makeQueue(configuration: Configuration = Configuration()) throws -> DatabaseQueue {
         try DatabaseQueue(location: makeLocation(), configuration: configuration)
     }
-}
-
-/// A path in a new temporary folder, for a database file that does not exist yet.
-func makeTemporaryPath(_ name: String = "test.sqlite") throws -> String {
-    let folder = FileManager.default.temporaryDirectory
-        .appendingPathComponent("strata-tests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    return folder.appendingPathComponent(name).path
 }
 
 /// Expects `body` to throw a ``SQLiteError`` whose code matches `code` (a

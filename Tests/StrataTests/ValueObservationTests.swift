@@ -1,23 +1,7 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 import Testing
-
-/// Values received by an observing task.
-final class ValueLog<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `items` is only touched under `lock`.
-    private let lock = NSLock()
-    private var items: [Value] = []
-    var values: [Value] { lock.withLock { items } }
-    func append(_ value: Value) { lock.withLock { items.append(value) } }
-
-    /// Waits until `count` values have arrived: up to a minute, a limit a
-    /// loaded machine does not reach (the callers then check the values).
-    func wait(for count: Int) async throws {
-        for _ in 0..<6000 where values.count < count {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-    }
-}
 
 @Suite struct ValueObservationTests {
     static let titles = ValueObservation { db in

@@ -1,15 +1,10 @@
 import Foundation
 import Strata
+import StrataTestHelpers
 import Testing
 
 /// Runs the built `strata` binary, as a user would.
 @Suite struct CommandLineToolTests {
-    struct Output {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
-
     /// The `strata` binary next to the test bundle, built by `swift build` /
     /// `swift test` with the rest of the package.
     static func binaryURL(_ name: String = "strata") throws -> URL {
@@ -21,7 +16,7 @@ import Testing
         return url
     }
 
-    func run(_ arguments: [String]) throws -> Output {
+    func run(_ arguments: [String]) throws -> ProcessOutput {
         try runProduct("strata", arguments)
     }
 
@@ -188,24 +183,6 @@ import Testing
 
 /// Runs a built executable of the package with arguments and, optionally,
 /// standard input.
-func runProduct(_ name: String, _ arguments: [String], input: String? = nil) throws -> CommandLineToolTests.Output {
-    let process = Process()
-    process.executableURL = try CommandLineToolTests.binaryURL(name)
-    process.arguments = arguments
-    let output = Pipe()
-    let error = Pipe()
-    let standardInput = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    process.standardInput = standardInput
-    try process.run()
-    if let input { standardInput.fileHandleForWriting.write(Data(input.utf8)) }
-    try standardInput.fileHandleForWriting.close()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = error.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return CommandLineToolTests.Output(
-        status: process.terminationStatus,
-        standardOutput: String(decoding: outputData, as: UTF8.self),
-        standardError: String(decoding: errorData, as: UTF8.self))
+func runProduct(_ name: String, _ arguments: [String], input: String? = nil) throws -> ProcessOutput {
+    try runExecutable(try CommandLineToolTests.binaryURL(name), arguments, input: input)
 }

@@ -1,0 +1,108 @@
+import Foundation
+
+// Helpers shared by the unit tests and the end-to-end tests, written once.
+
+/// A path in a new temporary folder, for a database file that does not exist yet.
+public func makeTemporaryPath(_ name: String = "test.sqlite") throws -> String {
+    let folder = FileManager.default.temporaryDirectory
+        .appendingPathComponent("strata-tests-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder.appendingPathComponent(name).path
+}
+
+/// Writes `text` to a new temporary file named `name`.
+public func makeFile(_ name: String, _ text: String) throws -> URL {
+    try makeFile(name, Data(text.utf8))
+}
+
+/// Writes bytes to a new temporary file named `name`.
+public func makeFile(_ name: String, _ data: Data) throws -> URL {
+    let url = URL(fileURLWithPath: try makeTemporaryPath(name))
+    try data.write(to: url)
+    return url
+}
+
+/// Values that arrive from other tasks or threads, and a wait for them.
+// @unchecked: `items` is only touched under `lock`.
+public final class ValueLog<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Value] = []
+
+    public init() {}
+
+    /// The values so far.
+    public var values: [Value] { lock.withLock { items } }
+
+    /// Adds a value.
+    public func append(_ value: Value) { lock.withLock { items.append(value) } }
+
+    /// Waits until `count` values have arrived: up to a minute, a limit a
+    /// loaded machine does not reach (the callers then check the values).
+    public func wait(for count: Int) async throws {
+        for _ in 0..<6000 where values.count < count {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
+
+/// What a finished process printed and returned.
+public struct ProcessOutput: Sendable {
+    public var status: Int32
+    public var standardOutput: String
+    public var standardError: String
+}
+
+/// Runs an executable with arguments and, optionally, standard input, and
+/// waits for it to exit.
+public func runExecutable(_ url: URL, _ arguments: [String], input: String? = nil) throws -> ProcessOutput {
+    let process = Process()
+    process.executableURL = url
+    process.arguments = arguments
+    let output = Pipe()
+    let error = Pipe()
+    let standardInput = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    process.standardInput = standardInput
+    try process.run()
+    if let input { standardInput.fileHandleForWriting.write(Data(input.utf8)) }
+    try standardInput.fileHandleForWriting.close()
+    // Standard error is read meanwhile, so a child that writes much to it
+    // never blocks on a full pipe while standard output is read.
+    let errorData = ValueLog<Data>()
+    let errorRead = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        errorData.append(error.fileHandleForReading.readDataToEndOfFile())
+        errorRead.signal()
+    }
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    errorRead.wait()
+    process.waitUntilExit()
+    return ProcessOutput(
+        status: process.terminationStatus,
+        standardOutput: String(decoding: outputData, as: UTF8.self),
+        standardError: String(decoding: errorData.values.first ?? Data(), as: UTF8.self))
+}
+
+/// The Swift code blocks of a Markdown document, in order.
+public func swiftBlocks(in markdown: String) -> [String] {
+    var blocks: [String] = []
+    var current: [Substring]?
+    for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
+        if current == nil, line.trimmingCharacters(in: .whitespaces) == "```swift" {
+            current = []
+        } else if current != nil, line.trimmingCharacters(in: .whitespaces) == "```" {
+            blocks.append(current!.joined(separator: "\n"))
+            current = nil
+        } else {
+            current?.append(line)
+        }
+    }
+    return blocks
+}
+
+/// The package's root folder, from a source file's `#filePath`
+/// (`Tests/<target>/<file>.swift`).
+public func packageRoot(from filePath: String) -> URL {
+    URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+}
