@@ -38,7 +38,6 @@ final class SerializedDatabase: @unchecked Sendable {
                     + "which would deadlock; use the Database passed to the enclosing closure")
         }
         return try dispatchQueue.sync {
-            defer { deliverChanges() }
             return try body(database)
         }
     }
@@ -48,38 +47,25 @@ final class SerializedDatabase: @unchecked Sendable {
         try Task.checkCancellation()
         return try await withCheckedThrowingContinuation { continuation in
             dispatchQueue.async {
-                defer { self.deliverChanges() }
                 continuation.resume(with: Result { try body(self.database) })
             }
         }
     }
 
-    /// Starts recording committed changes for `center`. Returns once the
-    /// recorder is in place: every commit after the call is recorded (the
-    /// work already queued runs first).
+    /// Makes `center` a transaction observer of the connection. Returns once
+    /// it is in place: every commit after the call reaches it (the work
+    /// already queued runs first).
     func startRecordingChanges(into center: ChangeCenter) {
         let start = {
             guard self.changeCenter == nil, !self.database.isClosed else { return }
             self.changeCenter = center
-            let recorder = ChangeRecorder()
-            self.database.changeRecorder = recorder
-            self.database.state.savepointListener = { [weak recorder] in recorder?.didRun($0) }
-            self.database.state.writeListener = { [weak recorder] in recorder?.recordWrites($0) }
-            self.database.state.preparedWrites = []
-            try? self.database.installHooks()
-            // Also prepares statements afresh, so each notes what it writes.
-            try? self.database.disableTruncateOptimization()
+            try? self.database.add(transactionObserver: center)
         }
         if isOnQueue {
             start()
         } else {
             dispatchQueue.sync(execute: start)
         }
-    }
-
-    private func deliverChanges() {
-        guard let changeCenter, let recorder = database.changeRecorder else { return }
-        changeCenter.deliver(recorder.takeCommitted())
     }
 
     /// A read-only transaction around `body`: BEGIN, `PRAGMA query_only`,

@@ -74,7 +74,7 @@ extension Database {
     func installHooks() throws {
         let handle = try checkedConnection()
         let context = Unmanaged.passUnretained(self).toOpaque()
-        let observing = changeRecorder != nil
+        let observing = state.transactionTracker != nil
         if updateHook != nil || observing {
             sqlite3_update_hook(handle, { context, operation, databaseName, tableName, rowID in
                 guard let context else { return }
@@ -91,7 +91,7 @@ extension Database {
                     tableName: tableName.map { String(cString: $0) } ?? "",
                     rowID: rowID)
                 db.updateHook?(event)
-                db.changeRecorder?.record(event)
+                db.state.transactionTracker?.record(event)
             }, context)
         } else {
             sqlite3_update_hook(handle, nil, nil)
@@ -101,7 +101,7 @@ extension Database {
                 guard let context else { return 0 }
                 let db = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
                 let allowed = db.commitHook?() ?? true
-                if allowed { db.changeRecorder?.willCommit() }
+                if allowed { db.state.transactionTracker?.willCommit() }
                 return allowed ? 0 : 1
             }, context)
         } else {
@@ -112,7 +112,7 @@ extension Database {
                 guard let context else { return }
                 let db = Unmanaged<Database>.fromOpaque(context).takeUnretainedValue()
                 db.rollbackHook?()
-                db.changeRecorder?.didRollback()
+                db.state.transactionTracker?.didRollback()
             }, context)
         } else {
             sqlite3_rollback_hook(handle, nil, nil)
@@ -159,7 +159,7 @@ extension Database {
             if action == SQLITE_READ, let first, let tables = state.readTables {
                 tables.names.insert(String(cString: first).lowercased())
             }
-            if let connection = state.connection, connection.preparedWrites != nil {
+            if let tracker = state.connection?.transactionTracker {
                 // The written table is the first argument, but for ALTER
                 // TABLE (database, then table).
                 let table: UnsafePointer<CChar>?
@@ -172,7 +172,7 @@ extension Database {
                     table = nil
                 }
                 if let table {
-                    connection.preparedWrites?.insert(String(cString: table).lowercased())
+                    tracker.preparedWrites.insert(String(cString: table).lowercased())
                 }
             }
             if state.disablesTruncate {
@@ -212,69 +212,4 @@ final class AuthorizerState {
 /// The tables a statement read, noted by the authorizer.
 final class ReadTables {
     var names: Set<String> = []
-}
-
-/// Collects the row changes of the current transaction and hands the
-/// committed ones to the observation layer.
-final class ChangeRecorder {
-    private var pending: [DatabaseEvent] = []
-    /// The tables written in the current transaction, WITHOUT ROWID tables
-    /// and dropped ones included.
-    private var pendingTables: Set<String> = []
-    private(set) var committed: [CommittedChanges] = []
-    /// Open savepoints, each with the number of changes made before it: a
-    /// ROLLBACK TO drops the changes made since.
-    private var savepoints: [(name: String, mark: Int)] = []
-
-    func record(_ event: DatabaseEvent) { pending.append(event) }
-
-    func recordWrites(_ tables: Set<String>) { pendingTables.formUnion(tables) }
-
-    func willCommit() {
-        // An empty commit (no change) is still reported: observers filter.
-        committed.append(CommittedChanges(events: pending, tables: pendingTables))
-        pending = []
-        pendingTables = []
-        savepoints = []
-    }
-
-    func didRollback() {
-        pending = []
-        pendingTables = []
-        savepoints = []
-        // A COMMIT that failed after the commit hook ran is rolled back too.
-    }
-
-    /// Follows SAVEPOINT, RELEASE and ROLLBACK TO, which SQLite reports to
-    /// no hook.
-    func didRun(_ statement: SavepointStatement) {
-        let name = statement.name.lowercased()
-        switch statement.kind {
-        case .begin:
-            savepoints.append((name, pending.count))
-        case .release:
-            if let index = savepoints.lastIndex(where: { $0.name == name }) {
-                savepoints.removeSubrange(index...)
-            }
-        case .rollbackTo:
-            // The savepoint stays open after ROLLBACK TO.
-            if let index = savepoints.lastIndex(where: { $0.name == name }) {
-                pending.removeSubrange(min(savepoints[index].mark, pending.count)...)
-                savepoints.removeSubrange((index + 1)...)
-            }
-        }
-    }
-
-    /// The committed transactions' changes since the last call.
-    func takeCommitted() -> [CommittedChanges] {
-        defer { committed = [] }
-        return committed
-    }
-}
-
-/// What one committed transaction changed: the rows of rowid tables, and
-/// every table it wrote (lower-cased).
-struct CommittedChanges {
-    var events: [DatabaseEvent]
-    var tables: Set<String>
 }

@@ -29,13 +29,10 @@ public final class Database {
 
     let state: ConnectionState
     var statementCache: [String: Statement] = [:]
-    /// Per record type, its prepared INSERT with the columns it names, held
-    /// by the encoder that binds records straight into it: inserting many
-    /// records neither rebuilds the SQL nor builds an arguments array.
-    var recordInserts: [ObjectIdentifier: RecordBindingEncoder] = [:]
-    /// The prepared INSERT of typed queries (`db.run(table.insert(…))`), by
-    /// table name, with its columns.
-    var typedInsertStatements: [String: (columns: [String], statement: Statement)] = [:]
+    /// What the layers above Core keep on a connection (prepared statements
+    /// with what they need to reuse them), each under a key the layer owns
+    /// and Core does not interpret. Emptied when the connection closes.
+    var layerCache: [ObjectIdentifier: AnyObject] = [:]
     var savepointCounter = 0
 
     /// A handle that can interrupt this connection's running statement from
@@ -46,8 +43,6 @@ public final class Database {
     var updateHook: ((DatabaseEvent) -> Void)?
     var commitHook: (() -> Bool)?
     var rollbackHook: (() -> Void)?
-    /// The observation layer's own hooks, called besides the user's.
-    var changeRecorder: ChangeRecorder?
     /// The observation layer's authorizer settings.
     let authorizer = AuthorizerState()
 
@@ -79,6 +74,7 @@ public final class Database {
         self.state = ConnectionState(handle)
         self.interruptHandle = DatabaseInterruptHandle(handle)
         authorizer.connection = state
+        state.database = self
         do {
             try configuration.prepareDatabase?(self)
         } catch {
@@ -203,8 +199,7 @@ public final class Database {
     public func close() throws {
         guard let handle = state.sqliteConnection else { return }
         statementCache.removeAll()
-        recordInserts.removeAll()
-        typedInsertStatements.removeAll()
+        layerCache.removeAll()
         interruptHandle.invalidate()
         sqlite3_update_hook(handle, nil, nil)
         sqlite3_commit_hook(handle, nil, nil)
@@ -212,7 +207,7 @@ public final class Database {
         updateHook = nil
         commitHook = nil
         rollbackHook = nil
-        changeRecorder = nil
+        state.transactionTracker = nil
         state.sqliteConnection = nil
         let code = sqlite3_close_v2(handle)
         guard code == SQLITE_OK else {
@@ -308,13 +303,6 @@ public final class Database {
             }
             return result
         }
-    }
-
-    /// The record type's cached INSERT, unless it is being stepped (a
-    /// cursor over the INSERT's RETURNING rows, say).
-    func recordInsert(for type: ObjectIdentifier) -> RecordBindingEncoder? {
-        guard let encoder = recordInserts[type], sqlite3_stmt_busy(encoder.sqliteStatement) == 0 else { return nil }
-        return encoder
     }
 
     /// A statement from the connection's cache, prepared on first use.

@@ -4,17 +4,14 @@ import StrataSQLite
 /// The state a connection shares with its statements: whether it is still
 /// open. Statements hold it strongly so that a statement outliving its
 /// `Database` fails with a clear error instead of touching a closed handle.
+@usableFromInline
 final class ConnectionState {
     var sqliteConnection: OpaquePointer?
-    /// Told of each SAVEPOINT, RELEASE and ROLLBACK TO that ran, when set:
-    /// SQLite has no hook for them, and undone changes must not be reported.
-    var savepointListener: ((SavepointStatement) -> Void)?
-    /// While set, the tables the statement being prepared writes (noted by
-    /// the authorizer): the update hook does not see WITHOUT ROWID tables,
-    /// nor a DROP TABLE.
-    var preparedWrites: Set<String>?
-    /// Told of the tables a statement wrote, each time it runs to the end.
-    var writeListener: ((Set<String>) -> Void)?
+    /// Follows the transactions for the connection's transaction
+    /// observers, when it has some.
+    @usableFromInline var transactionTracker: TransactionTracker?
+    /// The connection, for telling transaction observers.
+    weak var database: Database?
 
     init(_ sqliteConnection: OpaquePointer) {
         self.sqliteConnection = sqliteConnection
@@ -38,8 +35,8 @@ final class ConnectionState {
 public final class Statement {
     /// The raw `sqlite3_stmt` handle, for calls Strata does not wrap.
     public let sqliteStatement: OpaquePointer
-    /// The tables the statement writes, when it was prepared while writes
-    /// were being tracked (see ``ConnectionState/preparedWrites``).
+    /// The tables the statement writes, when it was prepared while the
+    /// connection had transaction observers.
     @usableFromInline let writtenTables: Set<String>
 
     /// The statement's SQL.
@@ -55,7 +52,7 @@ public final class Statement {
     /// The arguments of the latest execution.
     public internal(set) var arguments: StatementArguments = []
 
-    let connectionState: ConnectionState
+    @usableFromInline let connectionState: ConnectionState
 
     /// What a row needs to read the statement's current row, behind a
     /// pointer so a read touches no class property: reading a class's `var`
@@ -72,9 +69,9 @@ public final class Statement {
     init(sqliteStatement: OpaquePointer, sql: String?, connectionState: ConnectionState) {
         self.sqliteStatement = sqliteStatement
         self.connectionState = connectionState
-        if let writes = connectionState.preparedWrites, !writes.isEmpty {
-            writtenTables = writes
-            connectionState.preparedWrites = []
+        if let tracker = connectionState.transactionTracker, !tracker.preparedWrites.isEmpty {
+            writtenTables = tracker.preparedWrites
+            tracker.preparedWrites = []
         } else {
             writtenTables = []
         }
@@ -220,10 +217,10 @@ public final class Statement {
     func run() throws {
         while try step() {}
         resetQuietly()
-        if let listener = connectionState.savepointListener, sqlite3_stmt_readonly(sqliteStatement) != 0,
+        if let tracker = connectionState.transactionTracker, sqlite3_stmt_readonly(sqliteStatement) != 0,
             let savepoint = SavepointStatement(sql: sql)
         {
-            listener(savepoint)
+            tracker.didRun(savepoint)
         }
     }
 
@@ -234,16 +231,27 @@ public final class Statement {
         let code = sqlite3_step(sqliteStatement)
         if code == SQLITE_ROW { return true }
         if code == SQLITE_DONE {
-            if !writtenTables.isEmpty { didWrite() }
+            if connectionState.transactionTracker != nil { didFinish() }
             return false
         }
         throw stepFailure(code)
     }
 
-    /// Tells the listener which tables the statement wrote.
+    /// Notes the tables the statement wrote, and tells the transaction
+    /// observers of a commit or rollback it made.
     @usableFromInline
-    func didWrite() {
-        connectionState.writeListener?(writtenTables)
+    func didFinish() {
+        guard let tracker = connectionState.transactionTracker else { return }
+        if !writtenTables.isEmpty {
+            // A statement outside a transaction committed as it ran: its
+            // tables belong to that commit.
+            if tracker.hasUntold, let handle = connectionState.sqliteConnection, sqlite3_get_autocommit(handle) != 0 {
+                tracker.addWritesToLastCommit(writtenTables)
+            } else {
+                tracker.recordWrites(writtenTables)
+            }
+        }
+        if tracker.hasUntold, let database = connectionState.database { tracker.tell(database) }
     }
 
     /// The error of a failed step; the statement is reset.
@@ -251,8 +259,16 @@ public final class Statement {
     func stepFailure(_ code: Int32) -> SQLiteError {
         let error = makeError(code)
         resetQuietly()
+        // A failed statement may have rolled its transaction back.
+        if let tracker = connectionState.transactionTracker, tracker.hasUntold, let database = connectionState.database {
+            tracker.tell(database)
+        }
         return error
     }
+
+    /// Whether the statement is being stepped (a cursor has not finished
+    /// it): it cannot serve another run meanwhile.
+    var isBusy: Bool { sqlite3_stmt_busy(sqliteStatement) != 0 }
 
     /// Resets the statement so it can run again (its bindings stay).
     public func reset() throws {

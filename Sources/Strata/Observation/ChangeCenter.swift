@@ -55,7 +55,7 @@ final class ChangeCenter: @unchecked Sendable {
     /// of a transaction that changed rows of its tables, or wrote one of
     /// them without row events (a WITHOUT ROWID table, a DROP TABLE): then
     /// with no event, which a query observer takes as "fetch again".
-    func deliver(_ transactions: [CommittedChanges]) {
+    func deliver(_ transactions: [TransactionChanges]) {
         guard !transactions.isEmpty else { return }
         let current = lock.withLock { Array(observers.values) }
         for transaction in transactions {
@@ -64,10 +64,10 @@ final class ChangeCenter: @unchecked Sendable {
                 let wroteTable: Bool
                 if let tables = observer.tables {
                     events = transaction.events.filter { tables.contains($0.tableName.lowercased()) }
-                    wroteTable = !tables.isDisjoint(with: transaction.tables)
+                    wroteTable = !tables.isDisjoint(with: transaction.modifiedTables)
                 } else {
                     events = transaction.events
-                    wroteTable = !transaction.tables.isEmpty
+                    wroteTable = !transaction.modifiedTables.isEmpty
                 }
                 if !events.isEmpty || (wroteTable && observer.acceptsTableWrites) {
                     observer.continuation.yield(events)
@@ -75,6 +75,16 @@ final class ChangeCenter: @unchecked Sendable {
             }
         }
     }
+}
+
+// The writer connection tells the center of each commit; it hands the
+// changes to the observers' streams.
+extension ChangeCenter: TransactionObserver {
+    func databaseDidCommit(_ db: Database, changes: TransactionChanges) {
+        deliver([changes])
+    }
+
+    func databaseDidRollback(_ db: Database) {}
 }
 
 extension Set<String> {

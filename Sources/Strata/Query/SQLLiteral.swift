@@ -126,11 +126,3 @@ extension SQLLiteral: SQLLiteralConvertible {
     /// The literal itself.
     public var sqlLiteral: SQLLiteral { self }
 }
-
-/// Quotes an identifier for SQL: `movies` → `"movies"`, `a"b` → `"a""b"`.
-///
-/// See <https://www.sqlite.org/lang_keywords.html>.
-public func quoteIdentifier(_ name: String) -> String {
-    guard name.utf8.contains(34) else { return "\"" + name + "\"" }
-    return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-}

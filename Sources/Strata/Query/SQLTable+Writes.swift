@@ -384,14 +384,15 @@ extension Database {
     private func runPlain(_ insert: SQLInsert) throws {
         let setters = insert.setters
         let statement: Statement
-        if let cached = typedInsertStatements[insert.tableName],
-            sqlite3_stmt_busy(cached.statement.sqliteStatement) == 0,
+        let cache = typedInserts
+        if let cached = cache.statements[insert.tableName],
+            !cached.statement.isBusy,
             Self.setters(setters, match: cached.columns)
         {
             statement = cached.statement
         } else {
             statement = try makeStatement(sql: insert.sqlLiteral.sql)
-            typedInsertStatements[insert.tableName] = (setters.map(\.columnName), statement)
+            cache.statements[insert.tableName] = (setters.map(\.columnName), statement)
         }
         try statement.prepareForBinding()
         let sqliteStatement = statement.sqliteStatement
@@ -438,5 +439,23 @@ extension Database {
             }
             return count
         }
+    }
+}
+
+/// The prepared INSERT of typed queries (`db.run(table.insert(…))`), by
+/// table name, with its columns: kept on the connection, under this type's
+/// identifier.
+final class TypedInsertStatements {
+    var statements: [String: (columns: [String], statement: Statement)] = [:]
+}
+
+extension Database {
+    /// The connection's typed INSERT statements.
+    var typedInserts: TypedInsertStatements {
+        let key = ObjectIdentifier(TypedInsertStatements.self)
+        if let cache = layerCache[key] as? TypedInsertStatements { return cache }
+        let cache = TypedInsertStatements()
+        layerCache[key] = cache
+        return cache
     }
 }

@@ -80,7 +80,7 @@ extension DatabaseRecord {
     /// INSERT; false (nothing written) when there is no such statement yet
     /// or the record does not encode the statement's columns in order.
     private mutating func insertByBinding(_ db: Database) throws -> Bool {
-        guard let encoder = db.recordInsert(for: ObjectIdentifier(Self.self)) else { return false }
+        guard let encoder = Self.cachedInsert(db) else { return false }
         try encoder.begin()
         try encode(to: encoder)
         guard encoder.isComplete else { return false }
@@ -92,17 +92,27 @@ extension DatabaseRecord {
         return true
     }
 
+    /// The record type's cached INSERT, kept on the connection under the
+    /// type's identifier, unless it is being stepped (a cursor over the
+    /// INSERT's RETURNING rows, say).
+    private static func cachedInsert(_ db: Database) -> RecordBindingEncoder? {
+        guard let encoder = db.layerCache[ObjectIdentifier(Self.self)] as? RecordBindingEncoder,
+            !encoder.statement.isBusy
+        else { return nil }
+        return encoder
+    }
+
     /// The prepared INSERT for these columns, kept per record type on the
     /// connection (replaced when the columns change or it is being stepped).
     private static func insertEncoder(_ db: Database, columns: [String]) throws -> RecordBindingEncoder {
         let type = ObjectIdentifier(Self.self)
-        if let cached = db.recordInsert(for: type), cached.columns == columns {
+        if let cached = cachedInsert(db), cached.columns == columns {
             return cached
         }
         let encoder = RecordBindingEncoder(
             statement: try db.makeStatement(sql: insertSQL(columns, resolution: nil)), columns: columns,
             ignored: databaseIgnoredColumns, primaryKey: databasePrimaryKey)
-        db.recordInserts[type] = encoder
+        db.layerCache[type] = encoder
         return encoder
     }
 
