@@ -32,7 +32,7 @@ public final class Database {
     /// What the layers above Core keep on a connection (prepared statements
     /// with what they need to reuse them), each under a key the layer owns
     /// and Core does not interpret. Emptied when the connection closes.
-    var layerCache: [ObjectIdentifier: AnyObject] = [:]
+    let layerCache = LayerCache()
     var savepointCounter = 0
 
     /// A handle that can interrupt this connection's running statement from
@@ -420,5 +420,39 @@ public final class DatabaseInterruptHandle: @unchecked Sendable {
         lock.lock()
         sqliteConnection = nil
         lock.unlock()
+    }
+}
+
+/// Objects kept on a connection by the layers above Core, by a key each
+/// layer owns. The last key found is remembered: a loop of inserts of one
+/// record type finds its statement with one comparison, not a hash.
+///
+/// `@exclusivity(unchecked)`: a connection is used by one thread at a time.
+final class LayerCache {
+    @exclusivity(unchecked) private var storage: [ObjectIdentifier: AnyObject] = [:]
+    @exclusivity(unchecked) private var lastKey: ObjectIdentifier?
+    @exclusivity(unchecked) private var lastValue: AnyObject?
+
+    subscript(key: ObjectIdentifier) -> AnyObject? {
+        get {
+            if key == lastKey { return lastValue }
+            let value = storage[key]
+            if value != nil {
+                lastKey = key
+                lastValue = value
+            }
+            return value
+        }
+        set {
+            storage[key] = newValue
+            lastKey = nil
+            lastValue = nil
+        }
+    }
+
+    func removeAll() {
+        storage.removeAll()
+        lastKey = nil
+        lastValue = nil
     }
 }

@@ -125,13 +125,14 @@ public struct Row {
     @inlinable
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
         if let live {
-            // `cursor` owns the statement that owns `live`.
-            return try withExtendedLifetime(cursor) {
-                guard let value = LiveStatementState.value(in: live, T.self, at: index, generation: generation) else {
-                    throw liveFailure(T.self, at: index)
-                }
-                return value
+            // `cursor` owns the statement that owns `live`. Kept alive with a
+            // `defer` rather than a closure, which the optimizer may outline
+            // from the caller's loop.
+            defer { _fixLifetime(cursor) }
+            guard let value = LiveStatementState.value(in: live, T.self, at: index, generation: generation) else {
+                throw liveFailure(T.self, at: index)
             }
+            return value
         }
         return try decodeDetached(T.self, at: index)
     }
@@ -176,15 +177,14 @@ public struct Row {
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, forColumn name: String) throws -> T {
         if let live {
             // `cursor` owns the statement that owns `live`.
-            return try withExtendedLifetime(cursor) {
-                if live.pointee.generation == generation,
-                    let index = live.pointee.index(ofColumn: name),
-                    let value = T.decode(from: live.pointee.sqliteStatement, at: Int32(truncatingIfNeeded: index))
-                {
-                    return value
-                }
-                throw liveFailure(T.self, forColumn: name)
+            defer { _fixLifetime(cursor) }
+            if live.pointee.generation == generation,
+                let index = live.pointee.index(ofColumn: name),
+                let value = T.decode(from: live.pointee.sqliteStatement, at: Int32(truncatingIfNeeded: index))
+            {
+                return value
             }
+            throw liveFailure(T.self, forColumn: name)
         }
         guard let index = columnIndexForDecoding(name) else {
             throw missingColumn(name, type: T.self)

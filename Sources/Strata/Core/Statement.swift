@@ -4,12 +4,11 @@ import StrataSQLite
 /// The state a connection shares with its statements: whether it is still
 /// open. Statements hold it strongly so that a statement outliving its
 /// `Database` fails with a clear error instead of touching a closed handle.
-@usableFromInline
 final class ConnectionState {
     var sqliteConnection: OpaquePointer?
     /// Follows the transactions for the connection's transaction
     /// observers, when it has some.
-    @usableFromInline var transactionTracker: TransactionTracker?
+    var transactionTracker: TransactionTracker?
     /// The connection, for telling transaction observers.
     weak var database: Database?
 
@@ -37,7 +36,7 @@ public final class Statement {
     public let sqliteStatement: OpaquePointer
     /// The tables the statement writes, when it was prepared while the
     /// connection had transaction observers.
-    @usableFromInline let writtenTables: Set<String>
+    let writtenTables: Set<String>
 
     /// The statement's SQL.
     public let sql: String
@@ -52,7 +51,7 @@ public final class Statement {
     /// The arguments of the latest execution.
     public internal(set) var arguments: StatementArguments = []
 
-    @usableFromInline let connectionState: ConnectionState
+    let connectionState: ConnectionState
 
     /// What a row needs to read the statement's current row, behind a
     /// pointer so a read touches no class property: reading a class's `var`
@@ -230,16 +229,22 @@ public final class Statement {
         liveState.pointee.generation &+= 1
         let code = sqlite3_step(sqliteStatement)
         if code == SQLITE_ROW { return true }
-        if code == SQLITE_DONE {
-            if connectionState.transactionTracker != nil { didFinish() }
-            return false
-        }
-        throw stepFailure(code)
+        // Out of line: the inlined loop stays small enough for callers'
+        // column reads to be inlined too.
+        return try stepEnded(code)
+    }
+
+    /// The end of a run: false when done (after telling transaction
+    /// observers), the error otherwise.
+    @usableFromInline
+    func stepEnded(_ code: Int32) throws -> Bool {
+        guard code == SQLITE_DONE else { throw stepFailure(code) }
+        if connectionState.transactionTracker != nil { didFinish() }
+        return false
     }
 
     /// Notes the tables the statement wrote, and tells the transaction
     /// observers of a commit or rollback it made.
-    @usableFromInline
     func didFinish() {
         guard let tracker = connectionState.transactionTracker else { return }
         if !writtenTables.isEmpty {

@@ -82,7 +82,6 @@ extension Database {
 /// Follows one connection's transactions for its observers: the row events
 /// and written tables of the transaction in progress (dropping what a
 /// `ROLLBACK TO` undoes), and the commits and rollbacks not yet told.
-@usableFromInline
 final class TransactionTracker {
     private struct WeakObserver {
         weak var observer: (any TransactionObserver)?

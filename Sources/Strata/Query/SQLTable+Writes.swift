@@ -445,15 +445,22 @@ extension Database {
 /// The prepared INSERT of typed queries (`db.run(table.insert(…))`), by
 /// table name, with its columns: kept on the connection, under this type's
 /// identifier.
+///
+/// Its state is `@exclusivity(unchecked)`: a connection is used by one
+/// thread at a time, and the dynamic checks were a measurable part of an
+/// insert.
 final class TypedInsertStatements {
-    var statements: [String: (columns: [String], statement: Statement)] = [:]
+    @exclusivity(unchecked) var statements: [String: (columns: [String], statement: Statement)] = [:]
 }
 
 extension Database {
     /// The connection's typed INSERT statements.
     var typedInserts: TypedInsertStatements {
         let key = ObjectIdentifier(TypedInsertStatements.self)
-        if let cache = layerCache[key] as? TypedInsertStatements { return cache }
+        if let cache = layerCache[key] {
+            // Only this type is stored under its own identifier.
+            return unsafeDowncast(cache, to: TypedInsertStatements.self)
+        }
         let cache = TypedInsertStatements()
         layerCache[key] = cache
         return cache

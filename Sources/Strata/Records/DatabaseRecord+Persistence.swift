@@ -96,10 +96,10 @@ extension DatabaseRecord {
     /// type's identifier, unless it is being stepped (a cursor over the
     /// INSERT's RETURNING rows, say).
     private static func cachedInsert(_ db: Database) -> RecordBindingEncoder? {
-        guard let encoder = db.layerCache[ObjectIdentifier(Self.self)] as? RecordBindingEncoder,
-            !encoder.statement.isBusy
-        else { return nil }
-        return encoder
+        // Only the Records layer stores under a record type's identifier.
+        guard let cached = db.layerCache[ObjectIdentifier(Self.self)] else { return nil }
+        let encoder = unsafeDowncast(cached, to: RecordBindingEncoder.self)
+        return encoder.statement.isBusy ? nil : encoder
     }
 
     /// The prepared INSERT for these columns, kept per record type on the
