@@ -62,7 +62,7 @@ public final class DatabasePool: DatabaseWriter {
         let readerSettings = readerConfiguration
         let readerQueueKey = DispatchSpecificKey<Void>()
         self.readerQueueKey = readerQueueKey
-        nonisolated(unsafe) let key = readerQueueKey  // set once per reader, then only read
+        let key = readerQueueKey
         readers = ReaderPool(capacity: self.maximumReaderCount) {
             let reader = try SerializedDatabase(location: .path(path), configuration: readerSettings, label: label)
             reader.dispatchQueue.setSpecific(key: key, value: ())
