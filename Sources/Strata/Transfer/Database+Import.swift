@@ -143,6 +143,9 @@ private struct Importer {
     /// that converts text is checked to keep every digit, and a canonical
     /// integer is bound as an integer, sparing SQLite the conversion.
     var affinities: [ColumnAffinity] = []
+    /// Whether each insert column's affinity turns number-like text into a
+    /// number (INTEGER, REAL, NUMERIC), looked up once per value.
+    var convertsText: [Bool] = []
     /// The columns of a table this import created, by source column: JSON
     /// keys then map to them exactly, even keys that differ only in case.
     var createdNames: [String]?
@@ -335,6 +338,7 @@ private struct Importer {
         }
         let declaredTypes = Dictionary(tableColumns.map { ($0.name.lowercased(), $0.declaredType) }, uniquingKeysWith: { first, _ in first })
         affinities = insertColumns.map { ColumnAffinity(declaredType: declaredTypes[$0.lowercased()] ?? "") }
+        convertsText = affinities.map(\.convertsText)
         let placeholders = repeatElement("?", count: insertColumns.count).joined(separator: ", ")
         let sql = "INSERT INTO \(quoteIdentifier(tableName)) (\(insertColumns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(placeholders))"
         let prepared = try db.makeStatement(sql: sql)
@@ -401,24 +405,30 @@ private struct Importer {
             for (parameter, sourceIndex) in sourceIndexes.enumerated() {
                 let value: ImportValue = sourceIndex >= 0 && sourceIndex < record.values.count ? record.values[sourceIndex] : .null
                 let index = Int32(parameter + 1)
-                let affinity = affinities[parameter]
                 let code: Int32
                 switch value {
                 case .null:
                     code = sqlite3_bind_null(statement, index)
                 case .text(let start, let end), .number(let start, let end):
-                    let text = UnsafeBufferPointer(rebasing: bytes[start..<end])
-                    if affinity.convertsText {
-                        code = try bindNumberLike(text, affinity: affinity, at: index, parameter: parameter, record: record)
+                    let base = bytes.baseAddress! + start
+                    if !convertsText[parameter] {
+                        code = bindText(base, count: end - start, statement, index)
+                    } else if let integer = canonicalInteger(base, count: end - start),
+                        integer.magnitude <= 1 << 53 || affinities[parameter] != .real
+                    {
+                        // The common case, bound as the integer SQLite would make of it.
+                        code = sqlite3_bind_int64(statement, index, integer)
                     } else {
-                        code = bindText(text, statement, index)
+                        code = try bindNumberLike(
+                            UnsafeBufferPointer(start: base, count: end - start), affinity: affinities[parameter], at: index,
+                            parameter: parameter, line: record.line)
                     }
                 case .integer(let integer):
                     if options.isAllText {
                         code = bindNumberText(String(integer), statement, index)
                     } else {
-                        if affinity == .real && Int64(exactly: Double(integer)) != integer {
-                            throw inexact(String(integer), storedAs: "the REAL \(Double(integer))", parameter: parameter, record: record)
+                        if affinities[parameter] == .real && Int64(exactly: Double(integer)) != integer {
+                            throw inexact(String(integer), storedAs: "the REAL \(Double(integer))", parameter: parameter, line: record.line)
                         }
                         code = sqlite3_bind_int64(statement, index, integer)
                     }
@@ -447,13 +457,11 @@ private struct Importer {
 extension Importer {
     /// Binds text to a column that turns number-like text into a number,
     /// after checking that the number keeps every digit written.
+    @inline(never)
     fileprivate func bindNumberLike(
-        _ text: UnsafeBufferPointer<UInt8>, affinity: ColumnAffinity, at index: Int32, parameter: Int, record: ImportRecord
+        _ text: UnsafeBufferPointer<UInt8>, affinity: ColumnAffinity, at index: Int32, parameter: Int, line: Int
     ) throws -> Int32 {
         guard let statement, let base = text.baseAddress else { return bindText(text, self.statement!, index) }
-        if let integer = canonicalInteger(base, count: text.count), affinity != .real || integer.magnitude <= 1 << 53 {
-            return sqlite3_bind_int64(statement, index, integer)
-        }
         // The common decimal (`-12.5`, `3.25e-3`): a Double keeps it, and
         // SQLite converts it as it would.
         if isShortDecimal(base, count: text.count) {
@@ -463,7 +471,7 @@ extension Importer {
         guard let number = NumericText(text) else { return bindText(text, statement, index) }
         let (isExact, storedAs) = number.storedExactly(in: affinity)
         guard isExact else {
-            throw inexact(String(decoding: text, as: UTF8.self), storedAs: storedAs, parameter: parameter, record: record)
+            throw inexact(String(decoding: text, as: UTF8.self), storedAs: storedAs, parameter: parameter, line: line)
         }
         if let integer = number.integer {
             return affinity == .real ? sqlite3_bind_double(statement, index, Double(integer)) : sqlite3_bind_int64(statement, index, integer)
@@ -475,11 +483,11 @@ extension Importer {
     }
 
     /// The error for a value a column would change.
-    fileprivate func inexact(_ value: String, storedAs: String, parameter: Int, record: ImportRecord) -> ImportError {
+    fileprivate func inexact(_ value: String, storedAs: String, parameter: Int, line: Int) -> ImportError {
         let sourceIndex = sourceIndexes[parameter]
         let shown = value.count > 60 ? String(value.prefix(60)) + "…" : value
         return ImportError(
-            file: file, line: record.line, column: sourceIndex >= 0 ? sourceIndex + 1 : nil, columnName: insertColumns[parameter],
+            file: file, line: line, column: sourceIndex >= 0 ? sourceIndex + 1 : nil, columnName: insertColumns[parameter],
             message: "the value \(shown) would be stored as \(storedAs), losing digits; keep it exactly as text: import with --text (ImportOptions.isAllText) into a new table, or into a TEXT column")
     }
 }
@@ -524,9 +532,14 @@ private func isShortDecimal(_ text: UnsafePointer<UInt8>, count: Int) -> Bool {
 
 /// Binds text, SQLITE_STATIC: the bytes stay put until the step.
 private func bindText(_ text: UnsafeBufferPointer<UInt8>, _ statement: OpaquePointer, _ index: Int32) -> Int32 {
-    guard let base = text.baseAddress, text.count > 0 else { return sqlite3_bind_text(statement, index, "", 0, nil) }
-    return base.withMemoryRebound(to: CChar.self, capacity: text.count) {
-        sqlite3_bind_text(statement, index, $0, Int32(text.count), nil)
+    guard let base = text.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, nil) }
+    return bindText(base, count: text.count, statement, index)
+}
+
+@inline(__always)
+private func bindText(_ base: UnsafePointer<UInt8>, count: Int, _ statement: OpaquePointer, _ index: Int32) -> Int32 {
+    base.withMemoryRebound(to: CChar.self, capacity: max(count, 1)) {
+        sqlite3_bind_text(statement, index, $0, Int32(count), nil)
     }
 }
 
