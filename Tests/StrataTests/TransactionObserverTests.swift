@@ -70,7 +70,7 @@ fileprivate final class ChangeLog: TransactionObserver {
         var released: ChangeLog? = ChangeLog()
         try db.add(transactionObserver: kept)
         try db.add(transactionObserver: released!)
-        weak var weakReleased = released
+        weak let weakReleased = released
         released = nil
         #expect(weakReleased == nil)
         try db.execute(sql: "INSERT INTO notes(title) VALUES ('a')")
