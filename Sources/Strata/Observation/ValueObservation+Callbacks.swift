@@ -102,22 +102,10 @@ extension ValueObservation {
     ) -> DatabaseCancellable {
         let cancellable = DatabaseCancellable()
         let flag = cancellable.flag
-        cancellable.attach(Task {
-            do {
-                for try await value in values {
-                    await MainActor.run {
-                        guard !flag.isSet else { return }
-                        onChange(value)
-                    }
-                }
-            } catch is CancellationError {
-            } catch {
-                await MainActor.run {
-                    guard !flag.isSet else { return }
-                    onError(error)
-                }
-            }
-        })
+        cancellable.attach(deliver(
+            values,
+            onError: { error in await MainActor.run { if !flag.isSet { onError(error) } } },
+            onChange: { value in await MainActor.run { if !flag.isSet { onChange(value) } } }))
         return cancellable
     }
 
@@ -128,22 +116,28 @@ extension ValueObservation {
     ) -> DatabaseCancellable {
         let cancellable = DatabaseCancellable()
         let flag = cancellable.flag
-        cancellable.attach(Task {
+        cancellable.attach(deliver(
+            values,
+            onError: { error in dispatchQueue.async { if !flag.isSet { onError(error) } } },
+            onChange: { value in dispatchQueue.async { if !flag.isSet { onChange(value) } } }))
+        return cancellable
+    }
+
+    /// The task that hands each value, then a failure, to the callbacks;
+    /// each callback checks the cancellation flag where it runs, so none
+    /// runs after `cancel()` returned there.
+    private func deliver(
+        _ values: AsyncThrowingStream<Value, any Error>,
+        onError: @escaping @Sendable (any Error) async -> Void,
+        onChange: @escaping @Sendable (Value) async -> Void
+    ) -> Task<Void, Never> {
+        Task {
             do {
-                for try await value in values {
-                    dispatchQueue.async {
-                        guard !flag.isSet else { return }
-                        onChange(value)
-                    }
-                }
+                for try await value in values { await onChange(value) }
             } catch is CancellationError {
             } catch {
-                dispatchQueue.async {
-                    guard !flag.isSet else { return }
-                    onError(error)
-                }
+                await onError(error)
             }
-        })
-        return cancellable
+        }
     }
 }
