@@ -125,21 +125,64 @@ public final class SQLTableDefinition {
     private func names(_ columns: [any SQLLiteralConvertible]) -> String {
         columns.map(\.sqlLiteral.sql).joined(separator: ", ")
     }
+
+    // MARK: - Columns by name, for tables derived from a record type
+
+    /// Adds a column known by name and declared type.
+    func column(named name: String, declaredType: String, primaryKey: SQLPrimaryKey? = nil, isNotNull: Bool) {
+        items.append(columnDefinition(named: name, declaredType: declaredType, primaryKey: primaryKey, isNotNull: isNotNull))
+    }
+
+    /// `PRIMARY KEY (a, b)` of columns known by name.
+    func primaryKey(named columns: [String]) {
+        items.append("PRIMARY KEY (" + columns.map(quoteIdentifier).joined(separator: ", ") + ")")
+    }
+
+    /// `UNIQUE (a, b)` of columns known by name.
+    func unique(named columns: [String]) {
+        items.append("UNIQUE (" + columns.map(quoteIdentifier).joined(separator: ", ") + ")")
+    }
+
+    /// A foreign key of columns known by name; the parent's primary key when
+    /// `referencedColumns` is empty.
+    func foreignKey(
+        named columns: [String], references table: String, _ referencedColumns: [String],
+        onDelete: SQLForeignKeyAction?, onUpdate: SQLForeignKeyAction?
+    ) {
+        var text = "FOREIGN KEY (" + columns.map(quoteIdentifier).joined(separator: ", ") + ") REFERENCES " + quoteIdentifier(table)
+        if !referencedColumns.isEmpty { text += " (" + referencedColumns.map(quoteIdentifier).joined(separator: ", ") + ")" }
+        if let onDelete { text += " ON DELETE " + onDelete.rawValue }
+        if let onUpdate { text += " ON UPDATE " + onUpdate.rawValue }
+        items.append(text)
+    }
 }
 
-/// One column's definition, shared by CREATE TABLE and ADD COLUMN.
+/// One typed column's definition, shared by CREATE TABLE and ADD COLUMN.
 private func columnDefinition<Value>(
     _ column: SQLExpression<Value>, primaryKey: SQLPrimaryKey?, unique: Bool, check: SQLExpression<Bool>?,
     defaultLiteral: String?, collate: SQLCollation?, references table: SQLTable?, _ referencedColumn: String?,
     onDelete: SQLForeignKeyAction?, onUpdate: SQLForeignKeyAction?
 ) -> String {
-    var text = quoteIdentifier(column.resultColumnName)
-    let type = declaredType(for: Value.self)
+    columnDefinition(
+        named: column.resultColumnName, declaredType: declaredType(for: Value.self), primaryKey: primaryKey,
+        isNotNull: !isOptionalType(Value.self), unique: unique, check: check, defaultLiteral: defaultLiteral,
+        collate: collate, references: table, referencedColumn, onDelete: onDelete, onUpdate: onUpdate)
+}
+
+/// One column's definition: the one place its SQL is written, for typed
+/// columns and for the columns of a record type.
+func columnDefinition(
+    named name: String, declaredType type: String, primaryKey: SQLPrimaryKey?, isNotNull: Bool,
+    unique: Bool = false, check: SQLExpression<Bool>? = nil, defaultLiteral: String? = nil, collate: SQLCollation? = nil,
+    references table: SQLTable? = nil, _ referencedColumn: String? = nil,
+    onDelete: SQLForeignKeyAction? = nil, onUpdate: SQLForeignKeyAction? = nil
+) -> String {
+    var text = quoteIdentifier(name)
     if !type.isEmpty { text += " " + type }
     if let primaryKey {
         text += primaryKey == .autoincrement ? " PRIMARY KEY AUTOINCREMENT" : " PRIMARY KEY"
     }
-    if !isOptionalType(Value.self) { text += " NOT NULL" }
+    if isNotNull { text += " NOT NULL" }
     if unique { text += " UNIQUE" }
     if let check { text += " CHECK (" + inlined(check.sqlLiteral) + ")" }
     if let defaultLiteral { text += " DEFAULT " + defaultLiteral }

@@ -19,36 +19,25 @@ extension DatabaseRecord {
     public static func createTableSQL(ifNotExists: Bool = false) throws -> String {
         let schema = try RecordSchema.of(Self.self)
         let primaryKey = databasePrimaryKey
-        var items: [String] = []
-        for column in schema.columns {
-            var text = quoteIdentifier(column.name)
-            if !column.declaredType.isEmpty { text += " " + column.declaredType }
-            if primaryKey.count == 1 && primaryKey[0].caseInsensitiveEquals(column.name) {
-                // A single INTEGER key is the rowid: SQLite assigns it when NULL.
-                text += column.declaredType == "INTEGER" ? " PRIMARY KEY" : " PRIMARY KEY NOT NULL"
-            } else if !column.isOptional {
-                text += " NOT NULL"
+        return table.create(ifNotExists: ifNotExists) { t in
+            for column in schema.columns {
+                if primaryKey.count == 1 && primaryKey[0].caseInsensitiveEquals(column.name) {
+                    // A single INTEGER key is the rowid: SQLite assigns it when NULL.
+                    t.column(
+                        named: column.name, declaredType: column.declaredType, primaryKey: .default,
+                        isNotNull: column.declaredType != "INTEGER")
+                } else {
+                    t.column(named: column.name, declaredType: column.declaredType, isNotNull: !column.isOptional)
+                }
             }
-            items.append(text)
-        }
-        if primaryKey.count > 1 {
-            items.append("PRIMARY KEY (" + primaryKey.map(quoteIdentifier).joined(separator: ", ") + ")")
-        }
-        for unique in databaseUniqueKeys {
-            items.append("UNIQUE (" + unique.map(quoteIdentifier).joined(separator: ", ") + ")")
-        }
-        for key in databaseForeignKeys {
-            var text = "FOREIGN KEY (" + key.columns.map(quoteIdentifier).joined(separator: ", ") + ") REFERENCES "
-                + quoteIdentifier(key.destinationTable)
-            if !key.destinationColumns.isEmpty {
-                text += " (" + key.destinationColumns.map(quoteIdentifier).joined(separator: ", ") + ")"
+            if primaryKey.count > 1 { t.primaryKey(named: primaryKey) }
+            for unique in databaseUniqueKeys { t.unique(named: unique) }
+            for key in databaseForeignKeys {
+                t.foreignKey(
+                    named: key.columns, references: key.destinationTable, key.destinationColumns,
+                    onDelete: key.onDelete, onUpdate: key.onUpdate)
             }
-            if let onDelete = key.onDelete { text += " ON DELETE " + onDelete.rawValue }
-            if let onUpdate = key.onUpdate { text += " ON UPDATE " + onUpdate.rawValue }
-            items.append(text)
-        }
-        return "CREATE TABLE " + (ifNotExists ? "IF NOT EXISTS " : "") + quoteIdentifier(databaseTableName)
-            + " (" + items.joined(separator: ", ") + ")"
+        }.sql
     }
 
     // MARK: - Writing
