@@ -86,4 +86,17 @@ import Testing
         }
         #expect(twice.message.contains("appears twice"))
     }
+
+    /// SQLite's refusal reaches the caller with the statement that failed.
+    @Test func aRejectedRecordsErrorCarriesTheSQL() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE people(name TEXT NOT NULL, age INT)")
+        let error = try #require(throws: ImportError.self) {
+            try db.importFile(try makeFile("people.csv", "name,age\nann,30\n,40\n"), into: "people")
+        }
+        #expect(error.line == 3 && error.columnName == "name")
+        #expect(error.underlyingError?.code == .constraintNotNull)
+        #expect(error.underlyingError?.sql == #"INSERT INTO "people" ("name", "age") VALUES (?, ?)"#)
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM people") == 0)
+    }
 }

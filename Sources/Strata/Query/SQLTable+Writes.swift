@@ -244,13 +244,13 @@ public struct SQLInsert: SQLLiteralConvertible {
 
     /// The INSERT statement.
     public var sqlLiteral: SQLLiteral {
-        var literal = SQLLiteral(sql: "INSERT")
-        if let resolution { literal.append(sql: " OR " + resolution.rawValue) }
-        literal.append(sql: " INTO " + quoteIdentifier(tableName))
+        var literal: SQLLiteral
         if setters.isEmpty {
+            literal = SQLLiteral(sql: "INSERT" + (resolution.map { " OR " + $0.rawValue } ?? "") + " INTO " + quoteIdentifier(tableName))
             literal.append(sql: " DEFAULT VALUES")
         } else {
-            literal.append(sql: " (" + setters.map { quoteIdentifier($0.columnName) }.joined(separator: ", ") + ") VALUES (")
+            literal = SQLLiteral(sql: insertHead(into: tableName, columns: setters.map(\.columnName), conflictResolution: resolution?.rawValue))
+            literal.append(sql: " VALUES (")
             literal.append(SQLLiteral.joined(setters.map(\.value), separator: ", "))
             literal.append(sql: ")")
         }

@@ -260,9 +260,7 @@ extension DatabaseRecord {
     }
 
     static func insertSQL(_ columns: [String], resolution: SQLConflictResolution?) -> String {
-        "INSERT " + (resolution.map { "OR \($0.rawValue) " } ?? "") + "INTO " + quoteIdentifier(databaseTableName)
-            + " (" + columns.map(quoteIdentifier).joined(separator: ", ") + ") VALUES ("
-            + repeatElement("?", count: columns.count).joined(separator: ", ") + ")"
+        parameterizedInsert(into: databaseTableName, columns: columns, conflictResolution: resolution?.rawValue)
     }
 
     private mutating func writeBackRowID(_ db: Database, _ encoded: EncodedRecord) throws {

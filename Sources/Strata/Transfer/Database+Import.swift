@@ -339,8 +339,7 @@ private struct Importer {
         let declaredTypes = Dictionary(tableColumns.map { ($0.name.lowercased(), $0.declaredType) }, uniquingKeysWith: { first, _ in first })
         affinities = insertColumns.map { ColumnAffinity(declaredType: declaredTypes[$0.lowercased()] ?? "") }
         convertsText = affinities.map(\.convertsText)
-        let placeholders = repeatElement("?", count: insertColumns.count).joined(separator: ", ")
-        let sql = "INSERT INTO \(quoteIdentifier(tableName)) (\(insertColumns.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(placeholders))"
+        let sql = parameterizedInsert(into: tableName, columns: insertColumns)
         let prepared = try db.makeStatement(sql: sql)
         keepAlive = prepared
         statement = prepared.sqliteStatement
@@ -399,9 +398,9 @@ private struct Importer {
         } else if mappedKeyCount != source.columnNames.count {
             try refreshJSONMapping(for: record)
         }
-        guard let statement else { return }
-        sqlite3_reset(statement)
-        let code = try record.bytes.withUnsafeBufferPointer { bytes -> Int32 in
+        guard let statement, let prepared = keepAlive else { return }
+        try prepared.prepareForBinding()
+        let bindCode = try record.bytes.withUnsafeBufferPointer { bytes -> Int32 in
             for (parameter, sourceIndex) in sourceIndexes.enumerated() {
                 let value: ImportValue = sourceIndex >= 0 && sourceIndex < record.values.count ? record.values[sourceIndex] : .null
                 let index = Int32(parameter + 1)
@@ -435,11 +434,17 @@ private struct Importer {
                 }
                 if code != SQLITE_OK { return code }
             }
-            return sqlite3_step(statement)
+            return SQLITE_OK
         }
-        guard code == SQLITE_DONE else {
-            let error = SQLiteError.fromConnection(db.sqliteConnection, code: code, sql: nil)
-            sqlite3_reset(statement)
+        do {
+            guard bindCode == SQLITE_OK else {
+                prepared.resetQuietly()
+                throw SQLiteError.fromConnection(db.sqliteConnection, code: bindCode, sql: prepared.sql)
+            }
+            // The statement's own run: an error carries the SQL, and the
+            // statement is reset for the next record.
+            try prepared.run()
+        } catch let error as SQLiteError {
             let columnName = insertColumns.first { column in error.message?.hasSuffix(".\(column)") == true }
             let column = columnName.flatMap { name in insertColumns.firstIndex(of: name) }.map { sourceIndexes[$0] + 1 }
             throw ImportError(
