@@ -101,6 +101,17 @@ enum RecordsArticle {
 
 extension Recipe: Identifiable {}
 
+/// The Concurrency article's transaction observer.
+final class UploadQueue: TransactionObserver {
+    var pendingTables: Set<String> = []
+
+    func databaseDidCommit(_ db: Database, changes: TransactionChanges) {
+        pendingTables.formUnion(changes.modifiedTables)
+    }
+
+    func databaseDidRollback(_ db: Database) {}
+}
+
 /// The examples of the README and the DocC articles, compiled and run. Each
 /// document's Swift blocks must appear here line for line (in order; extra
 /// lines such as expectations may sit between them), so the documents cannot
@@ -482,6 +493,16 @@ extension Recipe: Identifiable {}
         try await called.wait(for: 1)
         cancellable.cancel()
         #expect(called.values == [["bob: 25", "ann: 10"]])
+    }
+
+    @Test func concurrencyArticleTransactionObserver() throws {
+        let uploads = UploadQueue()
+        let local = try Database()
+        try local.add(transactionObserver: uploads)     // held weakly: keep `uploads`
+        try local.execute(sql: "CREATE TABLE drafts(id INTEGER PRIMARY KEY, body TEXT)")
+        try local.execute(sql: "INSERT INTO drafts(body) VALUES ('hello')")
+        print(uploads.pendingTables)                     // ["drafts"]
+        #expect(uploads.pendingTables.contains("drafts"))
     }
 
     // MARK: - Getting started (DocC)
