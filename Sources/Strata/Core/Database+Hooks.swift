@@ -185,7 +185,7 @@ extension Database {
                     state.droppedTable = first.map { String(cString: $0) }
                 } else if action == SQLITE_DELETE, let first {
                     let table = String(cString: first)
-                    let isDropping = state.droppedTable.map { $0.caseInsensitiveCompare(table) == .orderedSame } ?? false
+                    let isDropping = state.droppedTable.map { identifiersMatch($0, table) } ?? false
                     state.droppedTable = nil
                     if !isDropping && sqlite3_strnicmp(first, "sqlite_", 7) != 0 {
                         return SQLITE_IGNORE

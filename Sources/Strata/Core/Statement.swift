@@ -405,10 +405,15 @@ func columnIndex(named name: String, in names: [String]) -> Int? {
     if let index = names.firstIndex(of: name) {
         return index
     }
-    return names.firstIndex { candidate in
-        candidate.utf8.count == name.utf8.count
-            && zip(candidate.utf8, name.utf8).allSatisfy { lowercasedASCII($0) == lowercasedASCII($1) }
-    }
+    return names.firstIndex { identifiersMatch($0, name) }
+}
+
+/// Whether two identifiers name the same thing to SQLite: ASCII letters
+/// compared without case, other characters exactly.
+func identifiersMatch(_ first: String, _ second: String) -> Bool {
+    first == second
+        || (first.utf8.count == second.utf8.count
+            && zip(first.utf8, second.utf8).allSatisfy { lowercasedASCII($0) == lowercasedASCII($1) })
 }
 
 private func lowercasedASCII(_ byte: UInt8) -> UInt8 {

@@ -162,8 +162,8 @@ extension SQLiteError {
     /// Whether SQLite reported `no such table: <name>` (or `main.<name>`).
     func isMissingTable(_ name: String) -> Bool {
         guard code.primaryResultCode == .error, let message, message.hasPrefix("no such table: ") else { return false }
-        let table = message.dropFirst("no such table: ".count)
-        return table.lowercased() == name.lowercased() || table.lowercased() == "main." + name.lowercased()
+        let table = String(message.dropFirst("no such table: ".count))
+        return identifiersMatch(table, name) || identifiersMatch(table, "main." + name)
     }
 }
 

@@ -22,7 +22,7 @@ struct EncodedRecord {
 
     /// The index of a column, named in any case as SQLite allows.
     func index(of column: String) -> Int? {
-        columns.firstIndex(of: column) ?? columns.firstIndex { $0.caseInsensitiveEquals(column) }
+        columnIndex(named: column, in: columns)
     }
 }
 
@@ -201,10 +201,9 @@ extension Optional: OptionalValue {
 }
 
 extension String {
-    /// Whether two identifiers name the same column: SQLite compares ASCII
-    /// letters without case.
+    /// Whether two identifiers name the same column, as SQLite compares them.
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        self == other || (utf8.count == other.utf8.count && lowercased() == other.lowercased())
+        identifiersMatch(self, other)
     }
 }
 
