@@ -216,9 +216,7 @@ public final class Statement {
     func run() throws {
         while try step() {}
         resetQuietly()
-        if let tracker = connectionState.transactionTracker, sqlite3_stmt_readonly(sqliteStatement) != 0,
-            let savepoint = SavepointStatement(sql: sql)
-        {
+        if let tracker = connectionState.transactionTracker, let savepoint = savepointStatement {
             tracker.didRun(savepoint)
         }
     }
@@ -270,6 +268,11 @@ public final class Statement {
         }
         return error
     }
+
+    /// The statement as a SAVEPOINT, RELEASE or ROLLBACK TO, read from its
+    /// SQL once (transaction observers follow them); nil for any other.
+    private lazy var savepointStatement: SavepointStatement? =
+        sqlite3_stmt_readonly(sqliteStatement) != 0 ? SavepointStatement(sql: sql) : nil
 
     /// Whether the statement is being stepped (a cursor has not finished
     /// it): it cannot serve another run meanwhile.

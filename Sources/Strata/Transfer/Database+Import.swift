@@ -149,8 +149,8 @@ private struct Importer {
     /// The columns of a table this import created, by source column: JSON
     /// keys then map to them exactly, even keys that differ only in case.
     var createdNames: [String]?
-    var statement: OpaquePointer?
-    var keepAlive: Statement?
+    /// The prepared INSERT, released when the import ends.
+    var insertStatement: Statement?
 
     init(db: Database, source: any ImportRecordSource, file: String, tableName: String, options: ImportOptions) {
         self.db = db
@@ -191,7 +191,7 @@ private struct Importer {
             createdTable = true
         }
         try prepareInsert()
-        defer { keepAlive = nil }
+        defer { insertStatement = nil }
 
         for sampled in sample {
             try insert(sampled)
@@ -341,8 +341,7 @@ private struct Importer {
         convertsText = affinities.map(\.convertsText)
         let sql = parameterizedInsert(into: tableName, columns: insertColumns)
         let prepared = try db.makeStatement(sql: sql)
-        keepAlive = prepared
-        statement = prepared.sqliteStatement
+        insertStatement = prepared
     }
 
     /// For JSON sources: the source column feeding each insert column, looked
@@ -398,7 +397,8 @@ private struct Importer {
         } else if mappedKeyCount != source.columnNames.count {
             try refreshJSONMapping(for: record)
         }
-        guard let statement, let prepared = keepAlive else { return }
+        guard let prepared = insertStatement else { return }
+        let statement = prepared.sqliteStatement
         try prepared.prepareForBinding()
         let bindCode = try record.bytes.withUnsafeBufferPointer { bytes -> Int32 in
             for (parameter, sourceIndex) in sourceIndexes.enumerated() {
@@ -419,8 +419,8 @@ private struct Importer {
                         code = sqlite3_bind_int64(statement, index, integer)
                     } else {
                         code = try bindNumberLike(
-                            UnsafeBufferPointer(start: base, count: end - start), affinity: affinities[parameter], at: index,
-                            parameter: parameter, line: record.line)
+                            UnsafeBufferPointer(start: base, count: end - start), affinity: affinities[parameter],
+                            to: statement, at: index, parameter: parameter, line: record.line)
                     }
                 case .integer(let integer):
                     if options.isAllText {
@@ -464,9 +464,10 @@ extension Importer {
     /// after checking that the number keeps every digit written.
     @inline(never)
     fileprivate func bindNumberLike(
-        _ text: UnsafeBufferPointer<UInt8>, affinity: ColumnAffinity, at index: Int32, parameter: Int, line: Int
+        _ text: UnsafeBufferPointer<UInt8>, affinity: ColumnAffinity, to statement: OpaquePointer, at index: Int32,
+        parameter: Int, line: Int
     ) throws -> Int32 {
-        guard let statement, let base = text.baseAddress else { return bindText(text, self.statement!, index) }
+        guard let base = text.baseAddress else { return bindText(text, statement, index) }
         // The common decimal (`-12.5`, `3.25e-3`): a Double keeps it, and
         // SQLite converts it as it would.
         if isShortDecimal(base, count: text.count) {
