@@ -11,11 +11,47 @@ import Testing
     /// and async forms in one context.
     @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md", "Sources/Strata/Strata.docc/TypedQueries.md", "Sources/Strata/Strata.docc/Records.md", "Sources/Strata/Strata.docc/ImportingData.md", "Sources/Strata/Strata.docc/ConcurrencyAndObservation.md", "Sources/Strata/Strata.docc/Strata.md"])
     func everyDocumentCompilesPastedIntoAFreshFile(_ document: String) throws {
-        let root = packageRoot(from: #filePath)
-        let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
+        let text = try String(
+            contentsOf: packageRoot(from: #filePath).appendingPathComponent(document), encoding: .utf8)
         let blocks = swiftBlocks(in: text).filter { !$0.hasPrefix("// Package.swift") }
         guard !blocks.isEmpty else { return }
         let program = "import Foundation\nimport Strata\n\n" + blocks.joined(separator: "\n\n") + "\n"
+        let (status, diagnostics) = try typeCheck(program)
+        #expect(status == 0, "\(document) does not compile as pasted:\n\(diagnostics)")
+    }
+
+    /// The compiler, not a convention, keeps a cursor's live row on its
+    /// task: sending one is an error that says what to send instead, and
+    /// its copy (what `fetchAll` returns) crosses freely.
+    @Test func aLiveRowCannotBeSentAndItsCopyCan() throws {
+        let sendsCopies = """
+            import Strata
+            func rows(_ queue: DatabaseQueue) async throws -> [Row] {
+                let copies = try await queue.read { db in try Row.fetchAll(db, sql: "SELECT 1 AS a") }
+                let one = try await queue.read { db in try Row.fetchCursor(db, sql: "SELECT 2 AS a").next()?.copy() }
+                return copies + [one].compactMap { $0 }
+            }
+            """
+        let (copyStatus, copyDiagnostics) = try typeCheck(sendsCopies)
+        #expect(copyStatus == 0, "copied rows should cross tasks:\n\(copyDiagnostics)")
+        #expect(!copyDiagnostics.contains("no 'async' operations"), "the async read should be chosen:\n\(copyDiagnostics)")
+
+        let sendsLiveRow = """
+            import Strata
+            func send(_ row: LiveRow) async -> Int {
+                await Task.detached { row }.value.count
+            }
+            """
+        let (liveStatus, liveDiagnostics) = try typeCheck(sendsLiveRow)
+        #expect(liveStatus != 0)
+        #expect(liveDiagnostics.contains("send row.copy(), a Row"), "\(liveDiagnostics)")
+    }
+
+    /// Type-checks `program` as a `main.swift` in the Swift 6 language mode
+    /// against the built Strata module: the compiler's exit status and
+    /// diagnostics.
+    private func typeCheck(_ program: String) throws -> (Int32, String) {
+        let root = packageRoot(from: #filePath)
         let folder = URL(fileURLWithPath: try makeTemporaryPath("main.swift")).deletingLastPathComponent()
         let file = folder.appendingPathComponent("main.swift")
         try program.write(to: file, atomically: true, encoding: .utf8)
@@ -33,7 +69,7 @@ import Testing
         try process.run()
         let diagnostics = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(document) does not compile as pasted:\n\(diagnostics)")
+        return (process.terminationStatus, diagnostics)
     }
 
     private func findSwiftCompiler() -> URL? {

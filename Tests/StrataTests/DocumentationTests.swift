@@ -38,7 +38,7 @@ struct Score: DatabaseRecord {
 }
 
 extension Score: RowDecodable {
-    init(row: Row) throws {
+    init(row: LiveRow) throws {
         id = try row["id"]
         player = try row["player"]
         points = try row["points"]

@@ -153,7 +153,7 @@ fileprivate struct Tally: DatabaseRecord, Equatable {
 }
 
 extension Tally: RowDecodable {
-    init(row: Row) throws {
+    init(row: LiveRow) throws {
         Tally.rowInitializations += 1
         id = try row["id"]
         label = try row["label"]

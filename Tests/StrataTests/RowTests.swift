@@ -36,7 +36,9 @@ import Testing
     func nullIntoANonOptionalThrowsNamingColumnTypeAndSQL(_ storage: TestStorage) throws {
         let db = try storage.makeDatabase()
         let sql = "SELECT NULL AS score"
-        for row in [try #require(try Row.fetchOne(db, sql: sql)), try #require(try Row.fetchCursor(db, sql: sql).next())] {
+        let cursor = try Row.fetchCursor(db, sql: sql)
+        let rows: [any RowProtocol] = [try #require(try Row.fetchOne(db, sql: sql)), try #require(try cursor.next())]
+        for row in rows {
             let error = try #require(throws: DatabaseDecodingError.self) { try row["score"] as Int }
             #expect(error.reason == .unexpectedNull)
             #expect(error.column == "score")
@@ -104,6 +106,45 @@ import Testing
         #expect(try cursor.next() == nil)
         #expect(throws: SQLiteError.self) { try second[0] as Int }
         #expect(second.columnNames == ["n"])
+    }
+
+    @Test func copiesCrossTasksAndLiveRowsWrapCopiesForTheSameCode() async throws {
+        let queue = try DatabaseQueue()
+        try await queue.write { db in
+            try db.execute(sql: "CREATE TABLE scores(id INTEGER PRIMARY KEY, player TEXT, points INT)")
+            try db.execute(sql: "INSERT INTO scores(player, points) VALUES ('ann', 3), ('bob', 5)")
+        }
+        // fetchAll's rows and a cursor row's copy come out of the queue's
+        // executor and are read here, on another task.
+        let rows = try await queue.read { db in try Row.fetchAll(db, sql: "SELECT * FROM scores ORDER BY id") }
+        let best = try await queue.read { db in
+            try Row.fetchCursor(db, sql: "SELECT * FROM scores ORDER BY points DESC").next()?.copy()
+        }
+        #expect(try rows.map { try $0["player"] as String } == ["ann", "bob"])
+        #expect(try best?["player"] as String? == "bob")
+        #expect(best == rows[1])
+
+        // One function reads either kind of row.
+        @Sendable func summary(_ row: some RowProtocol) throws -> String {
+            "\(try row["player"] as String):\(try row[2] as Int)"
+        }
+        let live = try await queue.read { db in
+            var summaries: [String] = []
+            try Row.fetchCursor(db, sql: "SELECT * FROM scores ORDER BY id").forEach { summaries.append(try summary($0)) }
+            return summaries
+        }
+        #expect(live == ["ann:3", "bob:5"])
+        #expect(try rows.map(summary) == live)
+
+        // Code written for live rows (RowDecodable) takes a copy wrapped.
+        let wrapped = LiveRow(rows[0])
+        #expect(try wrapped["points"] as Int == 3)
+        #expect(wrapped.copy() == rows[0])
+        #expect(try Score(row: wrapped).player == "ann")
+        #expect(try Score.decode(from: rows[1]).points == 5)
+        let error = try #require(throws: DatabaseDecodingError.self) { try wrapped["missing"] as Int }
+        #expect(error.reason == .columnNotFound)
+        #expect(error.sql == "SELECT * FROM scores ORDER BY id")
     }
 
     @Test func aLiveRowKeepsItsStatementAlive() throws {

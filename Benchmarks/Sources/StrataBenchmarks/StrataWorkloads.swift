@@ -12,7 +12,7 @@ struct StrataRowItem: DatabaseRecord {
 }
 
 extension StrataRowItem: RowDecodable {
-    init(row: Row) throws {
+    init(row: LiveRow) throws {
         i0 = try row["i0"]; i1 = try row["i1"]; i2 = try row["i2"]; i3 = try row["i3"]; i4 = try row["i4"]
         i5 = try row["i5"]; i6 = try row["i6"]; i7 = try row["i7"]; i8 = try row["i8"]; i9 = try row["i9"]
     }

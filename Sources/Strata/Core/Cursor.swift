@@ -50,8 +50,9 @@ extension Set {
     }
 }
 
-/// A cursor over the rows of a query. Each ``Row`` reads the live statement
-/// and is valid until the next call to ``next()``; ``Row/copy()`` keeps one.
+/// A cursor over the rows of a query. Each ``LiveRow`` reads the statement in
+/// place and is valid until the next call to ``next()``; ``LiveRow/copy()``
+/// keeps one as a ``Row``.
 public final class RowCursor: Cursor {
     /// The statement being stepped.
     public let statement: Statement
@@ -71,8 +72,8 @@ public final class RowCursor: Cursor {
 
     /// The next row, or nil at the end.
     @inlinable
-    public func next() throws -> Row? {
-        try statement.stepForCursor(&isFinished) ? Row(cursor: self) : nil
+    public func next() throws -> LiveRow? {
+        try statement.stepForCursor(&isFinished) ? LiveRow(cursor: self) : nil
     }
 }
 

@@ -43,7 +43,8 @@ public final class Database {
     var updateHook: ((DatabaseEvent) -> Void)?
     var commitHook: (() -> Bool)?
     var rollbackHook: (() -> Void)?
-    /// The observation layer's authorizer settings.
+    /// What the authorizer does while it is installed (see
+    /// Database+Authorizer.swift).
     let authorizer = AuthorizerState()
 
     /// Opens a database file.

@@ -1,7 +1,7 @@
 import Foundation
 import StrataSQLite
 
-extension Row {
+extension RowProtocol {
     /// The value at `index` as text, whatever its storage class, as
     /// `sqlite3_column_text` (and FMDB's `string(forColumn:)`) gives it:
     /// `42` for an INTEGER, `2.5` for a REAL (15 significant digits), a

@@ -208,7 +208,7 @@ extension Optional: SQLTextValue where Wrapped == String {}
 
 // MARK: - Reading from rows
 
-extension Row {
+extension RowProtocol {
     /// The value of a typed column or aliased expression of the query:
     /// `let title = try row[title]`.
     ///

@@ -44,17 +44,18 @@ extension DatabaseRecord {
 }
 
 /// Fetches the rows of `table` whose `column` is one of `keys`, a chunk of
-/// keys per query so no query exceeds SQLite's parameter limit.
-private func fetchRows(_ db: Database, _ table: SQLTable, column: String, in keys: [DatabaseValue]) throws -> [Row] {
-    var rows: [Row] = []
+/// keys per query so no query exceeds SQLite's parameter limit, and calls
+/// `body` with each, read in place.
+private func forEachRow(
+    _ db: Database, _ table: SQLTable, column: String, in keys: [DatabaseValue], _ body: (LiveRow) throws -> Void
+) throws {
     let distinctKeys = Array(Set(keys.filter { !$0.isNull }))
     for start in stride(from: 0, to: distinctKeys.count, by: 500) {
         let chunk = Array(distinctKeys[start..<min(start + 500, distinctKeys.count)])
         let placeholders = repeatElement("?", count: chunk.count).joined(separator: ", ")
         let sql = "SELECT * FROM \(quoteIdentifier(table.name)) WHERE \(column) IN (\(placeholders))"
-        rows += try Row.fetchAll(db, sql: sql, arguments: StatementArguments(chunk))
+        try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(chunk)).forEach(body)
     }
-    return rows
 }
 
 /// A child record type's link to its parent; see
@@ -74,7 +75,7 @@ public struct BelongsTo<Child: DatabaseRecord, Parent: DatabaseRecord>: Sendable
         let parentKey = Parent.databasePrimaryKey.first ?? "rowid"
         let read = Parent.makeRowReader()
         var parents: [DatabaseValue: Parent] = [:]
-        for row in try fetchRows(db, Parent.table, column: quoteIdentifier(parentKey), in: keys) {
+        try forEachRow(db, Parent.table, column: quoteIdentifier(parentKey), in: keys) { row in
             parents[try row.databaseValue(forColumn: parentKey)] = try read(row)
         }
         return keys.map { parents[$0] }
@@ -104,7 +105,7 @@ public struct HasMany<Parent: DatabaseRecord, Child: DatabaseRecord>: Sendable {
         let keys = try parents.map { try $0.primaryKeyValue() }
         let read = Child.makeRowReader()
         var children: [DatabaseValue: [Child]] = [:]
-        for row in try fetchRows(db, Child.table, column: quoteIdentifier(foreignKey), in: keys) {
+        try forEachRow(db, Child.table, column: quoteIdentifier(foreignKey), in: keys) { row in
             children[try row.databaseValue(forColumn: foreignKey), default: []].append(try read(row))
         }
         return keys.map { children[$0] ?? [] }
@@ -151,7 +152,7 @@ public struct HasManyThrough<Parent: DatabaseRecord, Join: DatabaseRecord, Child
                 FROM \(childTable) JOIN \(joinTable) ON \(joinTable).\(quoteIdentifier(childKey)) = \(childTable).\(quoteIdentifier(childPrimaryKey)) \
                 WHERE \(joinTable).\(quoteIdentifier(parentKey)) IN (\(repeatElement("?", count: chunk.count).joined(separator: ", ")))
                 """
-            for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(chunk)) {
+            try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(chunk)).forEach { row in
                 children[try row.databaseValue(forColumn: "strata_parent_key"), default: []].append(try read(row))
             }
         }

@@ -91,9 +91,9 @@ extension DatabaseRecord {
 /// A cursor over records; see ``DatabaseRecord/fetchCursor(_:_:)``.
 public final class RecordCursor<Record: DatabaseRecord>: Cursor {
     private let rows: RowCursor
-    private let read: (Row) throws -> Record
+    private let read: (LiveRow) throws -> Record
 
-    init(rows: RowCursor, read: @escaping (Row) throws -> Record) {
+    init(rows: RowCursor, read: @escaping (LiveRow) throws -> Record) {
         self.rows = rows
         self.read = read
     }

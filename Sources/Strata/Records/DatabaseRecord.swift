@@ -63,7 +63,7 @@ public protocol DatabaseRecord: Codable {
     /// goes through it. Strata provides it: decoding with `Decodable`, or
     /// calling `init(row:)` for a record that also conforms to
     /// ``RowDecodable``. There is no need to implement it.
-    static func makeRowReader() -> (Row) throws -> Self
+    static func makeRowReader() -> (LiveRow) throws -> Self
 }
 
 /// A foreign key of a record's table, for ``DatabaseRecord/databaseForeignKeys``.
@@ -135,7 +135,7 @@ extension DatabaseRecord {
     /// Decodes each row with `Decodable`, the columns' positions resolved on
     /// the first row and one decoder for all rows.
     @inlinable
-    public static func makeRowReader() -> (Row) throws -> Self {
+    public static func makeRowReader() -> (LiveRow) throws -> Self {
         let context = RecordDecodingContext(ignored: databaseIgnoredColumns)
         return { row in try decode(from: row, context: context) }
     }

@@ -9,7 +9,7 @@ import Foundation
 final class RecordDecodingState {
     let ignored: Set<String>
     /// The row being decoded.
-    @exclusivity(unchecked) var row = Row(columnNames: [], values: [])
+    @exclusivity(unchecked) var row = LiveRow(Row(columnNames: [], values: []))
     @exclusivity(unchecked) private var indexes: [String: Int]?
     /// The keys in the order the type decodes them, learned on the first
     /// row: later rows ask for the same keys in the same order, so a string
@@ -29,7 +29,7 @@ final class RecordDecodingState {
     }
 
     /// Starts a row.
-    func beginRow(_ row: Row) {
+    func beginRow(_ row: LiveRow) {
         self.row = row
         live = row.live
         generation = row.generation
@@ -128,12 +128,17 @@ extension DatabaseRecord {
     /// - Throws: ``DatabaseDecodingError`` naming the column, the type and
     ///   the SQL when a column is missing, holds NULL for a non-optional
     ///   property, holds a value of the wrong type, or holds invalid JSON.
-    public static func decode(from row: Row) throws -> Self {
+    public static func decode(from row: LiveRow) throws -> Self {
         try decode(from: row, context: RecordDecodingContext(ignored: databaseIgnoredColumns))
     }
 
+    /// Decodes a record from a copied row, as the live-row form does.
+    public static func decode(from row: Row) throws -> Self {
+        try decode(from: LiveRow(row))
+    }
+
     @usableFromInline
-    static func decode(from row: Row, context: RecordDecodingContext) throws -> Self {
+    static func decode(from row: LiveRow, context: RecordDecodingContext) throws -> Self {
         context.state.beginRow(row)
         return try Self(from: context)
     }
@@ -155,7 +160,7 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
     }
 
     var codingPath: [any CodingKey] { [] }
-    private var row: Row { state.row }
+    private var row: LiveRow { state.row }
 
     var allKeys: [Key] { row.columnNames.compactMap { Key(stringValue: $0) } }
 

@@ -13,7 +13,7 @@
 /// }
 ///
 /// extension Player: RowDecodable {
-///     init(row: Row) throws {
+///     init(row: LiveRow) throws {
 ///         id = try row["id"]
 ///         name = try row["name"]
 ///         score = try row["score"]
@@ -32,13 +32,13 @@ public protocol RowDecodable {
     /// Reads the value from a row of a query.
     ///
     /// - Throws: ``DatabaseDecodingError`` when the row does not fit.
-    init(row: Row) throws
+    init(row: LiveRow) throws
 }
 
 extension DatabaseRecord where Self: RowDecodable {
     /// Reads each row with `init(row:)`.
     @inlinable
-    public static func makeRowReader() -> (Row) throws -> Self {
+    public static func makeRowReader() -> (LiveRow) throws -> Self {
         Self.init(row:)
     }
 }
