@@ -17,6 +17,11 @@ fileprivate final class ChangeLog: TransactionObserver {
     func databaseDidRollback(_ db: Database) {
         outcomes.append(nil)
     }
+
+    var closings = 0
+    func databaseWillClose(_ db: Database) {
+        closings += 1
+    }
 }
 
 @Suite struct TransactionObserverTests {
@@ -62,6 +67,11 @@ fileprivate final class ChangeLog: TransactionObserver {
         // (no rowid), but the table is listed.
         try db.execute(sql: "INSERT INTO tags VALUES ('solo')")
         #expect(log.outcomes.last == TransactionChanges(events: [], modifiedTables: ["tags"]))
+        #expect(log.closings == 0)
+        try db.close()
+        #expect(log.closings == 1)
+        try db.close()  // already closed: not told again
+        #expect(log.closings == 1)
     }
 
     @Test func observersAreHeldWeaklyAndCanBeRemoved() throws {

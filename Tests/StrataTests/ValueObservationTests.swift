@@ -8,8 +8,8 @@ import Testing
         try String.fetchAll(db, sql: "SELECT title FROM notes ORDER BY title")
     }
 
-    func makeQueue() throws -> DatabaseQueue {
-        let queue = try DatabaseQueue(path: try makeTemporaryPath())
+    func makeQueue(at path: String? = nil) throws -> DatabaseQueue {
+        let queue = try DatabaseQueue(path: try path ?? makeTemporaryPath())
         try queue.write { db in
             try db.execute(sql: """
                 CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT);
@@ -105,6 +105,24 @@ import Testing
         try await Task.sleep(for: .milliseconds(100))
         #expect(received.values == before)
         #expect(before == [1])
+    }
+
+    @Test(arguments: [false, true])
+    func closingTheWriterEndsItsObservations(usesPool: Bool) async throws {
+        let path = try makeTemporaryPath()
+        try makeQueue(at: path).close()
+        let writer: any DatabaseWriter = usesPool ? try DatabasePool(path: path) : try DatabaseQueue(path: path)
+        var values = Self.titles.values(in: writer).makeAsyncIterator()
+        var changes = writer.observeChanges().makeAsyncIterator()
+        #expect(try await values.next() == ["b"])
+        if let pool = writer as? DatabasePool { try pool.close() } else { try (writer as! DatabaseQueue).close() }
+        // Both streams end instead of waiting forever for a commit.
+        #expect(try await values.next() == nil)
+        #expect(await changes.next() == nil)
+        var late = writer.observeChanges().makeAsyncIterator()
+        #expect(await late.next() == nil)
+        var lateValues = Self.titles.values(in: writer).makeAsyncIterator()
+        await #expect(throws: SQLiteError.self) { try await lateValues.next() }
     }
 
     @Test func reportsCommittedRowChangesOfChosenTables() async throws {

@@ -31,7 +31,6 @@ public final class DatabasePool: DatabaseWriter {
     public let maximumReaderCount: Int
 
     let writer: SerializedDatabase
-    let changeCenter = ChangeCenter()
     private let readers: ReaderPool
     /// Set on the dispatch queues of this pool's readers: a read started
     /// from inside a read could wait forever for a free reader.
@@ -199,7 +198,6 @@ public final class DatabasePool: DatabaseWriter {
             try readers.closeAll()
             try writer.sync(method: "DatabasePool.close") { db in try db.close() }
         }
-        changeCenter.finishAll()
     }
 }
 

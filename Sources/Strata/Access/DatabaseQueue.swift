@@ -34,8 +34,6 @@ public final class DatabaseQueue: DatabaseWriter {
     public let location: DatabaseLocation
 
     let serialized: SerializedDatabase
-    /// Committed changes, for observation.
-    let changeCenter = ChangeCenter()
 
     /// Opens a database file.
     ///
@@ -122,7 +120,6 @@ public final class DatabaseQueue: DatabaseWriter {
     /// accesses throw ``SQLiteError`` (`.misuse`).
     public func close() throws {
         try serialized.sync(method: "DatabaseQueue.close") { db in try db.close() }
-        changeCenter.finishAll()
     }
 
 }

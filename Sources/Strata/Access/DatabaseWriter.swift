@@ -57,29 +57,29 @@ public protocol DatabaseWriter: DatabaseReader {
     func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
 }
 
-/// A writer whose commits the observation layer can follow: Strata's own.
-protocol ObservableDatabaseWriter: DatabaseWriter {
+/// A writer whose writes all go through one serialized connection:
+/// Strata's own. Layers that follow every commit (observation) attach to
+/// that connection.
+protocol SingleConnectionWriter: DatabaseWriter {
     /// The connection that writes.
     var writerConnection: SerializedDatabase { get }
-    /// Where its committed changes go.
-    var changeCenter: ChangeCenter { get }
 }
 
 extension DatabaseWriter {
-    /// The writer as the observation layer needs it, or an error saying
-    /// why it cannot be observed.
-    func observable() throws -> any ObservableDatabaseWriter {
-        guard let observable = self as? any ObservableDatabaseWriter else {
-            throw SQLiteError.misuse("\(Self.self) cannot be observed: observation follows the commits of a DatabaseQueue or a DatabasePool")
+    /// The connection every write of this writer goes through, or an error
+    /// saying why there is none to follow.
+    func singleWriterConnection(for purpose: String) throws -> SerializedDatabase {
+        guard let writer = self as? any SingleConnectionWriter else {
+            throw SQLiteError.misuse("\(Self.self) cannot be \(purpose): it follows the commits of a DatabaseQueue or a DatabasePool")
         }
-        return observable
+        return writer.writerConnection
     }
 }
 
-extension DatabaseQueue: ObservableDatabaseWriter {
+extension DatabaseQueue: SingleConnectionWriter {
     var writerConnection: SerializedDatabase { serialized }
 }
 
-extension DatabasePool: ObservableDatabaseWriter {
+extension DatabasePool: SingleConnectionWriter {
     var writerConnection: SerializedDatabase { writer }
 }

@@ -11,8 +11,6 @@ final class SerializedDatabase: @unchecked Sendable {
     let dispatchQueue: DispatchQueue
     private let onQueueKey = DispatchSpecificKey<Void>()
     let interruptHandle: DatabaseInterruptHandle
-    /// Where committed changes go after each access (writers only).
-    var changeCenter: ChangeCenter?
 
     init(location: DatabaseLocation, configuration: Configuration, label: String) throws {
         let dispatchQueue = DispatchQueue(label: label)
@@ -52,20 +50,11 @@ final class SerializedDatabase: @unchecked Sendable {
         }
     }
 
-    /// Makes `center` a transaction observer of the connection. Returns once
-    /// it is in place: every commit after the call reaches it (the work
-    /// already queued runs first).
-    func startRecordingChanges(into center: ChangeCenter) {
-        let start = {
-            guard self.changeCenter == nil, !self.database.isClosed else { return }
-            self.changeCenter = center
-            try? self.database.add(transactionObserver: center)
-        }
-        if isOnQueue {
-            start()
-        } else {
-            dispatchQueue.sync(execute: start)
-        }
+    /// Runs `body` on the queue and waits for it, from any thread, the
+    /// queue's own included (then at once): after the work already queued.
+    func syncAnywhere<T>(_ body: (Database) -> T) -> T {
+        if isOnQueue { return body(database) }
+        return dispatchQueue.sync { body(database) }
     }
 
     /// A read-only transaction around `body`: BEGIN, `PRAGMA query_only`,

@@ -199,6 +199,7 @@ public final class Database {
     /// See <https://www.sqlite.org/c3ref/close.html>.
     public func close() throws {
         guard let handle = state.sqliteConnection else { return }
+        state.transactionTracker?.tellClosing(self)
         statementCache.removeAll()
         layerCache.removeAll()
         interruptHandle.invalidate()

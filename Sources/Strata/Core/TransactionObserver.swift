@@ -27,6 +27,14 @@ public protocol TransactionObserver: AnyObject {
 
     /// A transaction rolled back: nothing it did was kept.
     func databaseDidRollback(_ db: Database)
+
+    /// The connection is closing: no transaction will follow. The default
+    /// does nothing.
+    func databaseWillClose(_ db: Database)
+}
+
+extension TransactionObserver {
+    public func databaseWillClose(_ db: Database) {}
 }
 
 /// What a committed transaction changed.
@@ -158,6 +166,13 @@ final class TransactionTracker {
     }
 
     // MARK: - Telling the observers
+
+    /// Tells the observers that the connection is closing.
+    func tellClosing(_ db: Database) {
+        for observer in observers.compactMap(\.observer) {
+            observer.databaseWillClose(db)
+        }
+    }
 
     /// Whether a commit or rollback waits to be told.
     var hasUntold: Bool { !untold.isEmpty }

@@ -1,8 +1,10 @@
 import Foundation
 
 /// Hands the committed changes of a queue's or pool's writer connection to
-/// the observers registered for their tables.
-// @unchecked: `observers` and `nextID` are only touched under `lock`.
+/// the observers registered for their tables. One per writer connection,
+/// kept in the connection's layer storage (see ``SerializedDatabase/changeCenter()``).
+// @unchecked: `observers`, `nextID` and `isFinished` are only touched under
+// `lock`.
 final class ChangeCenter: @unchecked Sendable {
     private struct Observer {
         /// Lower-cased table names; nil observes every table.
@@ -16,6 +18,8 @@ final class ChangeCenter: @unchecked Sendable {
     private let lock = NSLock()
     private var observers: [Int: Observer] = [:]
     private var nextID = 0
+    /// Set when the connection closes: later observers end at once.
+    private var isFinished = false
 
     /// Registers an observer; its stream yields the changes of each committed
     /// transaction that touched one of `tables` (or any table when nil).
@@ -25,10 +29,15 @@ final class ChangeCenter: @unchecked Sendable {
     func register(tables: Set<String>?, coalescing: Bool) -> (Int, AsyncStream<[DatabaseEvent]>) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: [DatabaseEvent].self, bufferingPolicy: coalescing ? .bufferingNewest(1) : .unbounded)
-        let id = lock.withLock {
+        let id: Int? = lock.withLock {
+            if isFinished { return nil }
             nextID += 1
             observers[nextID] = Observer(tables: tables?.lowercasedSet, acceptsTableWrites: coalescing, continuation: continuation)
             return nextID
+        }
+        guard let id else {
+            continuation.finish()
+            return (0, stream)
         }
         continuation.onTermination = { [weak self] _ in self?.unregister(id) }
         return (id, stream)
@@ -43,8 +52,10 @@ final class ChangeCenter: @unchecked Sendable {
         observer?.continuation.finish()
     }
 
+    /// Ends every observer's stream, and those registered later.
     func finishAll() {
         let all = lock.withLock {
+            isFinished = true
             defer { observers = [:] }
             return Array(observers.values)
         }
@@ -85,6 +96,32 @@ extension ChangeCenter: TransactionObserver {
     }
 
     func databaseDidRollback(_ db: Database) {}
+
+    func databaseWillClose(_ db: Database) {
+        finishAll()
+    }
+}
+
+extension SerializedDatabase {
+    /// The change center of this (writer) connection, made and registered
+    /// as its transaction observer on first use. Returns once it is in
+    /// place: every commit after the call reaches it (the work already
+    /// queued runs first). A closed connection's center is finished.
+    func changeCenter() -> ChangeCenter {
+        syncAnywhere { db in
+            let key = ObjectIdentifier(ChangeCenter.self)
+            if let center = db.layerCache[key] as? ChangeCenter { return center }
+            let center = ChangeCenter()
+            do {
+                try db.add(transactionObserver: center)
+                db.layerCache[key] = center
+            } catch {
+                // Closed: nothing will be committed.
+                center.finishAll()
+            }
+            return center
+        }
+    }
 }
 
 extension Set<String> {

@@ -35,8 +35,8 @@ public struct ValueObservation<Value: Sendable & Equatable>: Sendable {
     /// ``DatabasePool``'s readers while writes go on.
     public func values(in writer: some DatabaseWriter) -> AsyncThrowingStream<Value, any Error> {
         do {
-            let observable = try writer.observable()
-            return makeValues(writer: observable.writerConnection, center: observable.changeCenter) { body in
+            let connection = try writer.singleWriterConnection(for: "observed")
+            return makeValues(writer: connection) { body in
                 try await writer.read(body)
             }
         } catch {
@@ -45,7 +45,7 @@ public struct ValueObservation<Value: Sendable & Equatable>: Sendable {
     }
 
     private func makeValues(
-        writer: SerializedDatabase, center: ChangeCenter,
+        writer: SerializedDatabase,
         read: @escaping @Sendable (@escaping @Sendable (Database) throws -> (Value, Set<String>)) async throws -> (Value, Set<String>)
     ) -> AsyncThrowingStream<Value, any Error> {
         let fetch = self.fetch
@@ -54,7 +54,7 @@ public struct ValueObservation<Value: Sendable & Equatable>: Sendable {
         }
         return AsyncThrowingStream { continuation in
             // Register before the first read, so no commit after it is missed.
-            writer.startRecordingChanges(into: center)
+            let center = writer.changeCenter()
             let (id, changes) = center.register(tables: nil, coalescing: true)
             let task = Task {
                 do {
@@ -96,8 +96,7 @@ extension DatabaseWriter {
     /// one by one (a ``ValueObservation`` of such a table does see its
     /// changes).
     public func observeChanges(in tables: Set<String>? = nil) -> AsyncStream<[DatabaseEvent]> {
-        guard let observable = try? observable() else { return AsyncStream { $0.finish() } }
-        observable.writerConnection.startRecordingChanges(into: observable.changeCenter)
-        return observable.changeCenter.register(tables: tables, coalescing: false).1
+        guard let connection = try? singleWriterConnection(for: "observed") else { return AsyncStream { $0.finish() } }
+        return connection.changeCenter().register(tables: tables, coalescing: false).1
     }
 }
