@@ -103,12 +103,17 @@ extension Database {
             }
             delimiter = ascii
         }
+        // SQLite's limit on a table's columns (2,000 unless the library was
+        // built otherwise): the readers refuse a wider file as soon as they
+        // see it, instead of building a table SQLite then rejects.
+        let maximumColumns = Int(sqlite3_limit(try checkedConnection(), SQLITE_LIMIT_COLUMN, -1))
         let source: any ImportRecordSource
         switch format {
         case .csv, .tsv:
-            source = try DelimitedRecordSource(url: url, format: format, delimiter: delimiter, hasHeader: options.hasHeader)
+            source = try DelimitedRecordSource(
+                url: url, format: format, delimiter: delimiter, hasHeader: options.hasHeader, maximumColumns: maximumColumns)
         case .json, .ndjson:
-            source = try JSONRecordSource(url: url, format: format)
+            source = try JSONRecordSource(url: url, format: format, maximumColumns: maximumColumns)
         }
         var importer = Importer(db: self, source: source, file: url.path, tableName: tableName, options: options)
         if options.isTransactional {
@@ -214,24 +219,35 @@ private struct Importer {
         guard !source.columnNames.isEmpty else {
             throw ImportError(file: file, line: 0, column: nil, message: "the file has no columns")
         }
-        // SQLite's column names ignore case: `a` and `A` become `a`, `A_2`.
-        var names: [String] = []
-        var taken: Set<String> = []
-        for name in source.columnNames {
-            var unique = name
-            var suffix = 2
-            while taken.contains(unique.lowercased()) {
-                unique = "\(name)_\(suffix)"
-                suffix += 1
-            }
-            taken.insert(unique.lowercased())
-            names.append(unique)
-        }
+        let names = uniqueColumnNames(source.columnNames)
         let columns = names.enumerated().map { index, name in
             quoteIdentifier(name) + " " + (options.isAllText ? "TEXT" : inferType(column: index, in: sample))
         }
         try db.execute(sql: "CREATE TABLE \(quoteIdentifier(tableName)) (\(columns.joined(separator: ", ")))")
         return names
+    }
+
+    /// The names made unique as SQLite compares them (ignoring ASCII case):
+    /// `a`, `A`, `a` become `a`, `A_2`, `a_3`. Linear: each name's next
+    /// suffix is remembered, so a file of 100,000 identical names costs no
+    /// more than 100,000 distinct ones.
+    private func uniqueColumnNames(_ names: [String]) -> [String] {
+        var taken: Set<String> = []
+        var nextSuffix: [String: Int] = [:]
+        return names.map { name in
+            let key = name.lowercased()
+            var unique = name
+            var uniqueKey = key
+            var suffix = nextSuffix[key] ?? 2
+            while taken.contains(uniqueKey) {
+                unique = "\(name)_\(suffix)"
+                uniqueKey = unique.lowercased()
+                suffix += 1
+            }
+            nextSuffix[key] = suffix
+            taken.insert(uniqueKey)
+            return unique
+        }
     }
 
     /// INTEGER, REAL or TEXT: the type that stores every sampled value of
@@ -312,6 +328,9 @@ private struct Importer {
         for column in tableColumns { byName[column.name.lowercased()] = byName[column.name.lowercased()] ?? column.name }
         insertColumns = []
         sourceIndexes = []
+        if source.isPositional && source.columnNames.isEmpty {
+            throw ImportError(file: file, line: 0, column: nil, message: "the file has no columns")
+        }
         if let createdNames, source.isPositional {
             // A table made from this file: its columns are the file's, in order.
             insertColumns = createdNames
@@ -344,23 +363,29 @@ private struct Importer {
         insertStatement = prepared
     }
 
-    /// For JSON sources: the source column feeding each insert column, looked
-    /// up again whenever new keys have appeared.
+    /// For JSON sources: the source column feeding each insert column,
+    /// extended with the keys that appeared since the last record (each key
+    /// is mapped once: linear in the number of keys).
     private mutating func refreshJSONMapping(for record: ImportRecord) throws {
         let names = source.columnNames
-        var sources = Array(repeating: -1, count: insertColumns.count)
-        var positions: [String: Int] = [:]
-        for (index, column) in insertColumns.enumerated() where positions[column.lowercased()] == nil {
-            positions[column.lowercased()] = index
+        if mappedKeyCount < 0 {
+            sourceIndexes = Array(repeating: -1, count: insertColumns.count)
+            mappedKeyCount = 0
+            for (index, column) in insertColumns.enumerated() {
+                if exactPositions[column] == nil { exactPositions[column] = index }
+                if caseFoldedPositions[column.lowercased()] == nil { caseFoldedPositions[column.lowercased()] = index }
+            }
         }
-        for (sourceIndex, name) in names.enumerated() {
+        var sources = sourceIndexes
+        for sourceIndex in mappedKeyCount..<names.count {
+            let name = names[sourceIndex]
             // A key of the file the table was made from feeds the column made
             // for it; any other key the column of its name, in any case.
             let column: Int?
             if let createdNames, sourceIndex < createdNames.count {
-                column = insertColumns.firstIndex(of: createdNames[sourceIndex])
+                column = exactPositions[createdNames[sourceIndex]]
             } else {
-                column = insertColumns.firstIndex(of: name) ?? positions[name.lowercased()]
+                column = exactPositions[name] ?? caseFoldedPositions[name.lowercased()]
             }
             guard let column else {
                 throw ImportError(file: file, line: record.line, column: nil, columnName: name,
@@ -377,7 +402,12 @@ private struct Importer {
         mappedKeyCount = names.count
     }
 
+    /// The keys of the source mapped so far; -1 before the first record.
     private var mappedKeyCount = -1
+    /// Each insert column's index by its exact name, and by its name
+    /// lower-cased (the first column of that name).
+    private var exactPositions: [String: Int] = [:]
+    private var caseFoldedPositions: [String: Int] = [:]
 
     private mutating func insert(_ record: ImportRecord) throws {
         do {
@@ -446,7 +476,10 @@ private struct Importer {
             try prepared.run()
         } catch let error as SQLiteError {
             let columnName = insertColumns.first { column in error.message?.hasSuffix(".\(column)") == true }
-            let column = columnName.flatMap { name in insertColumns.firstIndex(of: name) }.map { sourceIndexes[$0] + 1 }
+            // A field's position in its line, for CSV and TSV; a JSON
+            // object's keys have no fixed position.
+            let column = columnName.flatMap { name in insertColumns.firstIndex(of: name) }
+                .flatMap { source.isPositional && sourceIndexes[$0] >= 0 ? sourceIndexes[$0] + 1 : nil }
             throw ImportError(
                 file: file, line: record.line, column: column, columnName: columnName,
                 message: "the table rejected the record: \(error.message ?? "SQLite error \(error.code.rawValue)")",
@@ -493,7 +526,8 @@ extension Importer {
         let sourceIndex = sourceIndexes[parameter]
         let shown = value.count > 60 ? String(value.prefix(60)) + "…" : value
         return ImportError(
-            file: file, line: line, column: sourceIndex >= 0 ? sourceIndex + 1 : nil, columnName: insertColumns[parameter],
+            file: file, line: line, column: source.isPositional && sourceIndex >= 0 ? sourceIndex + 1 : nil,
+            columnName: insertColumns[parameter],
             message: "the value \(shown) would be stored as \(storedAs), losing digits; keep it exactly as text: import with --text (ImportOptions.isAllText) into a new table, or into a TEXT column")
     }
 }

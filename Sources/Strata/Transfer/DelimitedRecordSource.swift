@@ -26,7 +26,7 @@ final class DelimitedRecordSource: ImportRecordSource {
     var bytesRead: Int { reader.bytesRead }
     var totalBytes: Int? { reader.totalBytes }
 
-    init(url: URL, format: DataFormat, delimiter: UInt8?, hasHeader: Bool) throws {
+    init(url: URL, format: DataFormat, delimiter: UInt8?, hasHeader: Bool, maximumColumns: Int) throws {
         reader = try ChunkedFileReader(url: url)
         chunk = .allocate(capacity: reader.chunkSize)
         file = url.path
@@ -34,9 +34,19 @@ final class DelimitedRecordSource: ImportRecordSource {
         self.delimiter = delimiter ?? (format == .csv ? UInt8(ascii: ",") : UInt8(ascii: "\t"))
         var header = ImportRecord()
         if try nextRecord(into: &header) {
+            guard header.values.count <= maximumColumns else {
+                throw ImportError(
+                    file: file, line: header.line, column: maximumColumns + 1,
+                    message: "the \(hasHeader ? "header" : "first line") has \(header.values.count) fields, more than the \(maximumColumns) columns SQLite allows in a table (SQLITE_LIMIT_COLUMN); import fewer columns")
+            }
             if hasHeader {
-                columnNames = header.values.enumerated().map { index, value in
+                columnNames = try header.values.enumerated().map { index, value in
                     let name = header.text(value) ?? ""
+                    if name.utf8.contains(0) {
+                        throw ImportError(
+                            file: file, line: header.line, column: index + 1,
+                            message: "the header's field holds a NUL character, which SQLite's column names cannot hold")
+                    }
                     return name.isEmpty ? "column\(index + 1)" : name
                 }
             } else {

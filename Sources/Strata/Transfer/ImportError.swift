@@ -8,7 +8,8 @@ public struct ImportError: Error, CustomStringConvertible, Sendable {
     /// The 1-based line where the record starts (0 when the problem is not
     /// in a record, such as a missing file).
     public var line: Int
-    /// The 1-based field of the record, when known.
+    /// The 1-based field of a CSV or TSV record, when known; nil for JSON,
+    /// whose keys have no fixed position.
     public var column: Int?
     /// The column's name, when known.
     public var columnName: String?
@@ -27,13 +28,33 @@ public struct ImportError: Error, CustomStringConvertible, Sendable {
         self.underlyingError = underlyingError
     }
 
-    /// `file:line:column: message`, as compilers print them.
+    /// `file:line:column: message`, as compilers print them. Control
+    /// characters from the file (a NUL, a tab, an escape) are shown as
+    /// `\u{0}`, never raw.
     public var description: String {
         var location = file
         if line > 0 { location += ":\(line)" }
         if let column { location += ":\(column)" }
         var text = location + ": " + message
         if let columnName { text += " (column \"\(columnName)\")" }
-        return text
+        return printable(text)
     }
+}
+
+/// `text` with each control character (C0, DEL, C1) written as `\u{X}`.
+func printable(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: isControl) else { return text }
+    var result = ""
+    for scalar in text.unicodeScalars {
+        if isControl(scalar) {
+            result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        } else {
+            result.unicodeScalars.append(scalar)
+        }
+    }
+    return result
+}
+
+private func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
 }

@@ -21,7 +21,11 @@ final class JSONRecordSource: ImportRecordSource {
     var bytesRead: Int { reader.bytesRead }
     var totalBytes: Int? { reader.totalBytes }
 
-    init(url: URL, format: DataFormat) throws {
+    /// SQLite's limit on a table's columns: more distinct keys are refused.
+    private let maximumColumns: Int
+
+    init(url: URL, format: DataFormat, maximumColumns: Int) throws {
+        self.maximumColumns = maximumColumns
         reader = try ChunkedFileReader(url: url)
         file = url.path
         isLineDelimited = format == .ndjson
@@ -65,6 +69,16 @@ final class JSONRecordSource: ImportRecordSource {
                 if let known = keyIndexes[key] {
                     index = known
                 } else {
+                    guard columnNames.count < maximumColumns else {
+                        throw ImportError(
+                            file: file, line: objectLine, column: nil, columnName: key,
+                            message: "the objects have more than \(maximumColumns) distinct keys, the most columns SQLite allows in a table (SQLITE_LIMIT_COLUMN); import fewer keys")
+                    }
+                    if key.utf8.contains(0) {
+                        throw ImportError(
+                            file: file, line: objectLine, column: nil, columnName: key,
+                            message: "the key holds a NUL character, which SQLite's column names cannot hold")
+                    }
                     index = columnNames.count
                     keyIndexes[key] = index
                     columnNames.append(key)
@@ -73,7 +87,7 @@ final class JSONRecordSource: ImportRecordSource {
                 while keysSeen.count <= index { keysSeen.append(-1) }
                 guard keysSeen[index] != objectNumber else {
                     throw ImportError(
-                        file: file, line: objectLine, column: index + 1, columnName: key,
+                        file: file, line: objectLine, column: nil, columnName: key,
                         message: "the key \"\(key)\" appears twice in the object; one of its values would be lost")
                 }
                 keysSeen[index] = objectNumber
