@@ -5,6 +5,27 @@ import Testing
 
 /// Bad input and broken files: each gives a clear, specific error.
 @Suite struct DatabaseFailureTests {
+    @Test func sqlHoldingANULCharacterIsRefusedNotRunTruncated() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1), (2)")
+        // SQLite reads SQL text up to its first NUL: run as is, this would be
+        // `DELETE FROM t`, every row gone.
+        let sql = "DELETE FROM t\0 WHERE id = 1"
+        let attempts: [(String, () throws -> Void)] = [
+            ("execute", { try db.execute(sql: sql) }),
+            ("makeStatement", { _ = try db.makeStatement(sql: sql) }),
+            ("allStatements", { _ = try db.allStatements(sql: sql).next() }),
+            ("fetchAll", { _ = try Row.fetchAll(db, sql: "SELECT 1\0; DELETE FROM t") }),
+        ]
+        for (entryPoint, attempt) in attempts {
+            let error = try #require(throws: SQLiteError.self, "\(entryPoint)") { try attempt() }
+            #expect(error.code == .misuse)
+            #expect(error.message?.contains("NUL character at byte 13") == true || entryPoint == "fetchAll")
+            #expect(!error.description.unicodeScalars.contains { $0.value == 0 }, "\(entryPoint): \(error)")
+        }
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 2)
+    }
+
     @Test func reportsACorruptDatabaseFile() throws {
         let path = try makeTemporaryPath()
         do {

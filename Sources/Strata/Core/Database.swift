@@ -287,6 +287,7 @@ public final class Database {
 
     func makeStatement(sql: String, persistent: Bool) throws -> Statement {
         let handle = try checkedConnection()
+        try checkNoNUL(in: sql)
         let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
         return try sql.withCString { start in
             var statement: OpaquePointer?
@@ -363,6 +364,7 @@ public final class Database {
             return
         }
         // A script, or a statement seen for the first time.
+        try checkNoNUL(in: sql)
         let statements = StatementCursor(database: self, sql: sql)
         var consumer = ArgumentConsumer(arguments)
         var isFirst = true

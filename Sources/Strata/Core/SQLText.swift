@@ -23,3 +23,37 @@ func parameterizedInsert(into table: String, columns: [String], conflictResoluti
     insertHead(into: table, columns: columns, conflictResolution: conflictResolution)
         + " VALUES (" + repeatElement("?", count: columns.count).joined(separator: ", ") + ")"
 }
+
+/// `text` with each control character (C0, DEL, C1) written as `\u{X}`;
+/// line breaks and tabs too unless `keepingLayout`, for text that must stay
+/// on one line.
+func printable(_ text: String, keepingLayout: Bool = false) -> String {
+    func escapes(_ scalar: Unicode.Scalar) -> Bool {
+        isControl(scalar) && !(keepingLayout && (scalar == "\n" || scalar == "\r" || scalar == "\t"))
+    }
+    guard text.unicodeScalars.contains(where: escapes) else { return text }
+    var result = ""
+    for scalar in text.unicodeScalars {
+        if escapes(scalar) {
+            result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        } else {
+            result.unicodeScalars.append(scalar)
+        }
+    }
+    return result
+}
+
+private func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+}
+
+/// Refuses SQL text holding a NUL character: SQLite reads SQL up to the
+/// first NUL, so `DELETE FROM t\0 WHERE id = 1` would run as `DELETE FROM t`.
+func checkNoNUL(in sql: String) throws {
+    guard let offset = sql.utf8.firstIndex(of: 0).map({ sql.utf8.distance(from: sql.utf8.startIndex, to: $0) }) else {
+        return
+    }
+    throw SQLiteError.misuse(
+        "the SQL holds a NUL character at byte \(offset), where SQLite would stop reading it; nothing was run",
+        sql: printable(sql, keepingLayout: true))
+}

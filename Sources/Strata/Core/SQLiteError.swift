@@ -143,7 +143,7 @@ extension SQLiteError: CustomStringConvertible {
         if let sql {
             text += " - while executing: \(sql)"
         }
-        return text
+        return printable(text, keepingLayout: true)
     }
 }
 

@@ -89,6 +89,7 @@ extension Database {
     /// ``StatementCursor``.
     public func allStatements(sql: String) throws -> StatementCursor {
         _ = try checkedConnection()
+        try checkNoNUL(in: sql)
         return StatementCursor(database: self, sql: sql)
     }
 }

@@ -40,21 +40,3 @@ public struct ImportError: Error, CustomStringConvertible, Sendable {
         return printable(text)
     }
 }
-
-/// `text` with each control character (C0, DEL, C1) written as `\u{X}`.
-func printable(_ text: String) -> String {
-    guard text.unicodeScalars.contains(where: isControl) else { return text }
-    var result = ""
-    for scalar in text.unicodeScalars {
-        if isControl(scalar) {
-            result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-        } else {
-            result.unicodeScalars.append(scalar)
-        }
-    }
-    return result
-}
-
-private func isControl(_ scalar: Unicode.Scalar) -> Bool {
-    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-}
