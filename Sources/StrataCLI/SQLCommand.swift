@@ -28,9 +28,16 @@ struct SQLCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Open the database read-only.")
     var readOnly = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Stop the SQL when it has run this many seconds (decimals allowed).", valueName: "seconds"))
+    var timeLimit: Double?
+
     func validate() throws {
         if sql.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             throw ValidationError("The SQL is empty.")
+        }
+        if let timeLimit, !(timeLimit > 0 && timeLimit.isFinite) {
+            throw ValidationError("The time limit must be a positive number of seconds.")
         }
     }
 
@@ -39,26 +46,33 @@ struct SQLCommand: AsyncParsableCommand {
             let queue = try database.openQueue(readOnly: readOnly)
             let sql = self.sql
             let format = self.format
+            let limit = timeLimit.map { Duration.milliseconds(Int64(($0 * 1000).rounded(.up))) }
             try await queue.writeWithoutTransaction { db in
-                let statements = try db.allStatements(sql: sql)
-                while let statement = try statements.next() {
-                    guard try statements.isAtEnd else {
-                        try statement.execute()
-                        continue
-                    }
-                    // The last statement: print its rows.
-                    if let dataFormat = format.dataFormat {
-                        if statement.columnCount > 0 {
-                            try db.export(statement, to: FileHandle.standardOutput, options: ExportOptions(format: dataFormat))
-                        } else {
-                            try statement.execute()
-                        }
-                    } else {
-                        let rows = try Row.fetchAll(statement).map(\.databaseValues)
-                        if statement.columnCount > 0 {
-                            FileHandle.standardOutput.write(Data(TextTable(columns: statement.columnNames, rows: rows).rendered.utf8))
-                        }
-                    }
+                guard let limit else { return try Self.run(sql, format: format, in: db) }
+                try db.withTimeLimit(limit) { try Self.run(sql, format: format, in: db) }
+            }
+        }
+    }
+
+    /// Runs the statements and prints the rows of the last one.
+    private static func run(_ sql: String, format: OutputFormat, in db: Database) throws {
+        let statements = try db.allStatements(sql: sql)
+        while let statement = try statements.next() {
+            guard try statements.isAtEnd else {
+                try statement.execute()
+                continue
+            }
+            // The last statement: print its rows.
+            if let dataFormat = format.dataFormat {
+                if statement.columnCount > 0 {
+                    try db.export(statement, to: FileHandle.standardOutput, options: ExportOptions(format: dataFormat))
+                } else {
+                    try statement.execute()
+                }
+            } else {
+                let rows = try Row.fetchAll(statement).map(\.databaseValues)
+                if statement.columnCount > 0 {
+                    FileHandle.standardOutput.write(Data(TextTable(columns: statement.columnNames, rows: rows).rendered.utf8))
                 }
             }
         }

@@ -68,6 +68,15 @@ import Testing
         #expect(output.standardOutput.isEmpty)
     }
 
+    @Test func sqlStopsAQueryPastItsTimeLimit() throws {
+        let runaway = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+        let output = try run(["sql", ":memory:", runaway, "--time-limit", "0.2"])
+        #expect(output.status == 1)
+        #expect(output.standardError.contains("ran past its time limit of 0.2 seconds"))
+        #expect(try run(["sql", ":memory:", "SELECT 6 * 7 AS answer", "--time-limit", "600"]).standardOutput.contains("42"))
+        #expect(try run(["sql", ":memory:", "SELECT 1", "--time-limit", "0"]).status == 64)
+    }
+
     @Test func badUsageExitsWith64() throws {
         #expect(try run(["sql"]).status == 64)
         #expect(try run(["sql", ":memory:", "  "]).status == 64)

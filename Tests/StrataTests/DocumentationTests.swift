@@ -505,6 +505,25 @@ final class UploadQueue: TransactionObserver {
         #expect(uploads.pendingTables.contains("drafts"))
     }
 
+    @Test func concurrencyArticleTimeLimit() throws {
+        let local = try Database()
+        try local.execute(sql: "CREATE TABLE drafts(id INTEGER PRIMARY KEY, body TEXT)")
+        try local.execute(sql: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000) INSERT INTO drafts(body) SELECT x FROM c")
+        var messages: [String] = []
+        let typed = "SELECT count(*) FROM drafts AS a, drafts AS b, drafts AS c"
+        do {
+            let count = try local.withTimeLimit(.seconds(2)) {
+                try Int.fetchOne(local, sql: typed)
+            }
+            print(count ?? 0)
+        } catch let error as SQLiteError where error.code == .interrupt {
+            print(error.message ?? "stopped")  // the statement ran past its time limit of 2.0 seconds and was stopped
+            messages.append(error.message ?? "")
+        }
+        // 27 billion rows: far beyond two seconds on any machine.
+        #expect(messages == ["the statement ran past its time limit of 2.0 seconds and was stopped"])
+    }
+
     // MARK: - Getting started (DocC)
 
     @Test func gettingStarted() throws {

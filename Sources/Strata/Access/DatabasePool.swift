@@ -187,9 +187,11 @@ public final class DatabasePool: DatabaseWriter {
         try writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(\(mode.rawValue))") }
     }
 
-    /// Interrupts the writer's running statement.
+    /// Interrupts the statements running on the writer and on every
+    /// reader; they fail with ``SQLiteError`` code `.interrupt`.
     public func interrupt() {
         writer.interruptHandle.interrupt()
+        readers.interruptAll()
     }
 
     /// Closes every connection, once the reads and writes in flight are done.
@@ -217,6 +219,14 @@ final class ReaderPool: @unchecked Sendable {
     init(capacity: Int, makeReader: @escaping @Sendable () throws -> SerializedDatabase) {
         self.capacity = capacity
         self.makeReader = makeReader
+    }
+
+    /// Interrupts the statement each reader is running.
+    func interruptAll() {
+        condition.lock()
+        let readers = all
+        condition.unlock()
+        for reader in readers { reader.interruptHandle.interrupt() }
     }
 
     /// A reader for one read; waits while all are lent or a barrier runs.

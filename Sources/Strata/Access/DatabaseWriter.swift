@@ -57,6 +57,44 @@ public protocol DatabaseWriter: DatabaseReader {
     func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T
 }
 
+extension DatabaseReader {
+    /// Runs `body` in a read-only transaction; a statement still running
+    /// once `limit` has passed since `body` started is stopped and fails
+    /// with ``SQLiteError`` code `.interrupt`. See
+    /// ``Database/withTimeLimit(_:_:)``.
+    public func read<T>(timeLimit limit: Duration, _ body: (Database) throws -> T) throws -> T {
+        try read { db in try db.withTimeLimit(limit) { try body(db) } }
+    }
+
+    /// Runs `body` in a read-only transaction from async code, with a time
+    /// limit on its statements. See ``Database/withTimeLimit(_:_:)``.
+    public func read<T: Sendable>(
+        timeLimit limit: Duration, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        try await read { db in try db.withTimeLimit(limit) { try body(db) } }
+    }
+}
+
+extension DatabaseWriter {
+    /// Runs `body` in an immediate transaction, with a time limit on its
+    /// statements: a statement stopped by the limit fails with
+    /// ``SQLiteError`` code `.interrupt`, and the transaction rolls back.
+    /// See ``Database/withTimeLimit(_:_:)``.
+    @discardableResult
+    public func write<T>(timeLimit limit: Duration, _ body: (Database) throws -> T) throws -> T {
+        try write { db in try db.withTimeLimit(limit) { try body(db) } }
+    }
+
+    /// Runs `body` in an immediate transaction from async code, with a time
+    /// limit on its statements. See ``Database/withTimeLimit(_:_:)``.
+    @discardableResult
+    public func write<T: Sendable>(
+        timeLimit limit: Duration, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        try await write { db in try db.withTimeLimit(limit) { try body(db) } }
+    }
+}
+
 /// A writer whose writes all go through one serialized connection:
 /// Strata's own. Layers that follow every commit (observation) attach to
 /// that connection.

@@ -46,6 +46,9 @@ public final class Database {
     /// What the authorizer does while it is installed (see
     /// Database+Authorizer.swift).
     let authorizer = AuthorizerState()
+    /// The progress callback's deadline and handler (see
+    /// Database+Progress.swift).
+    let progress = ProgressState()
 
     /// Opens a database file.
     ///
