@@ -21,9 +21,10 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
     } catch let error as ExitCode {
         throw error
     } catch {
-        let message = String(describing: error)
-            .replacingOccurrences(of: "\r", with: " ")
-            .replacingOccurrences(of: "\n", with: " ")
+        // One line: scalars, since "\r\n" is a single Character.
+        let message = String(String.UnicodeScalarView(String(describing: error).unicodeScalars.map {
+            $0 == "\r" || $0 == "\n" ? " " : $0
+        }))
         FileHandle.standardError.write(Data("strata: \(message)\n".utf8))
         throw ExitCode.failure
     }

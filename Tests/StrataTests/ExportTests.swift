@@ -32,6 +32,30 @@ import Testing
             """#)
     }
 
+    /// Found by FuzzCSV: a first column named with a leading U+FEFF lost it
+    /// on the way back, taken for a byte order mark.
+    @Test(arguments: [DataFormat.csv, .tsv])
+    func textStartingWithUFEFFSurvivesAnExportAndAnImport(_ format: DataFormat) throws {
+        let db = try Database()
+        try db.execute(literal: "CREATE TABLE sample(\(identifier: "\u{FEFF}name") TEXT)")
+        try db.execute(sql: "INSERT INTO sample VALUES ('\u{FEFF}value')")
+        let url = URL(fileURLWithPath: try makeTemporaryPath("bom.\(format.rawValue)"))
+        try db.export(table: "sample", to: url, options: ExportOptions(format: format))
+        #expect(try Data(contentsOf: url).prefix(6) == Data([0xEF, 0xBB, 0xBF, 0xEF, 0xBB, 0xBF]))
+        var options = ImportOptions()
+        options.isAllText = true
+        try db.importFile(url, into: "again", options: options)
+        #expect(try db.columns(in: "again").map(\.name) == ["\u{FEFF}name"])
+        #expect(try String.fetchAll(db, sql: "SELECT * FROM again") == ["\u{FEFF}value"])
+        // Without the header, the value leads the file.
+        var bare = ExportOptions(format: format)
+        bare.includesHeader = false
+        try db.export(table: "sample", to: url, options: bare)
+        options.hasHeader = false
+        try db.importFile(url, into: "bare", options: options)
+        #expect(try String.fetchAll(db, sql: "SELECT * FROM bare") == ["\u{FEFF}value"])
+    }
+
     @Test func writesTSVWithEscapes() throws {
         #expect(try exported(makeSample(), .tsv) == #"""
             id\#tname\#tscore\#tnote\#tcode

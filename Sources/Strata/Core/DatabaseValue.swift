@@ -127,7 +127,7 @@ extension DatabaseValue: CustomStringConvertible {
         case .real(let value):
             return String(value)
         case .text(let value):
-            return "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
+            return "'" + doubling("'", in: value) + "'"
         case .blob(let value):
             return "X'" + value.map { byte in
                 let hex = String(byte, radix: 16, uppercase: true)

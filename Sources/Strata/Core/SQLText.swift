@@ -7,8 +7,22 @@ import Foundation
 ///
 /// See <https://www.sqlite.org/lang_keywords.html>.
 public func quoteIdentifier(_ name: String) -> String {
-    guard name.utf8.contains(34) else { return "\"" + name + "\"" }
-    return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    "\"" + doubling("\"", in: name) + "\""
+}
+
+/// `text` with each `quote` doubled, as SQL escapes a quote inside quotes.
+///
+/// Works on Unicode scalars, not Characters: a quote followed by a
+/// combining mark (`"` + U+0483) is one Character, which a Character-level
+/// replacement leaves alone, and SQLite would end the quoted text there.
+func doubling(_ quote: Unicode.Scalar, in text: String) -> String {
+    guard text.unicodeScalars.contains(quote) else { return text }
+    var result = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+        if scalar == quote { result.append(quote) }
+        result.append(scalar)
+    }
+    return String(result)
 }
 
 /// `INSERT [OR resolution] INTO "table" ("a", "b")`: how every INSERT

@@ -97,6 +97,7 @@ final class ExportWriter {
     private let columns: [String]
     private var buffer: [UInt8] = []
     private var rowCount = 0
+    private var hasFlushed = false
 
     init(handle: FileHandle, options: ExportOptions, columns: [String]) {
         self.handle = handle
@@ -171,6 +172,14 @@ final class ExportWriter {
 
     private func flush() throws {
         guard !buffer.isEmpty else { return }
+        if !hasFlushed {
+            hasFlushed = true
+            // Text that begins with U+FEFF would be taken for a byte order
+            // mark and dropped on reading: lead with a real one, which
+            // readers drop instead (found by FuzzCSV).
+            let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+            if buffer.starts(with: byteOrderMark) { buffer.insert(contentsOf: byteOrderMark, at: 0) }
+        }
         try handle.write(contentsOf: buffer)
         buffer.removeAll(keepingCapacity: true)
     }

@@ -6,14 +6,22 @@ enum ColumnAffinity {
     case integer, text, blob, real, numeric
 
     init(declaredType: String) {
-        let type = declaredType.uppercased()
-        if type.contains("INT") {
+        // SQLite compares bytes, ASCII case folded: a Character-level search
+        // would miss `INT` followed by a combining mark.
+        let type = Array(declaredType.utf8.map { $0 >= 97 && $0 <= 122 ? $0 - 32 : $0 })
+        func contains(_ word: String) -> Bool {
+            let word = Array(word.utf8)
+            return type.count >= word.count && (0...(type.count - word.count)).contains { start in
+                type[start..<(start + word.count)].elementsEqual(word)
+            }
+        }
+        if contains("INT") {
             self = .integer
-        } else if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") {
+        } else if contains("CHAR") || contains("CLOB") || contains("TEXT") {
             self = .text
-        } else if type.contains("BLOB") || type.isEmpty {
+        } else if contains("BLOB") || type.isEmpty {
             self = .blob
-        } else if type.contains("REAL") || type.contains("FLOA") || type.contains("DOUB") {
+        } else if contains("REAL") || contains("FLOA") || contains("DOUB") {
             self = .real
         } else {
             self = .numeric
