@@ -39,4 +39,17 @@ import Testing
         #expect(try String.fetchAll(db, sql: "SELECT code FROM codes") == ["007"])
         #expect(try String.fetchAll(db, sql: "SELECT typeof(code) FROM codes") == ["text"])
     }
+
+    @Test func namesBeginningWithACombiningMarkKeepIt() throws {
+        let db = try Database()
+        // A parameter name: `:` then U+0301 then `x` (one Character `:́`).
+        let name = "\u{0301}x"
+        try db.execute(sql: "CREATE TABLE t(a)")
+        try db.execute(sql: "INSERT INTO t VALUES (:\(name))", arguments: [name: 42])
+        #expect(try Int.fetchOne(db, sql: "SELECT a FROM t") == 42)
+        // A record type whose table is missing is told apart from other
+        // errors by the table's name in SQLite's message.
+        let error = try #require(throws: SQLiteError.self) { try db.execute(literal: "SELECT * FROM \(identifier: name)") }
+        #expect(error.message == "no such table: \(name)")
+    }
 }

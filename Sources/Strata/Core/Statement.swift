@@ -82,8 +82,10 @@ public final class Statement {
         }
         self.parameterPrefixedNames = prefixedNames
         self.parameterNames = prefixedNames.map { name in
-            guard let name, let first = name.first, first != "?" else { return nil }
-            return String(name.dropFirst())
+            // `:`, `@` or `$` then the name; bytes, as a combining mark
+            // after the prefix would make the two one Character.
+            guard let name, let first = name.utf8.first, first != UInt8(ascii: "?") else { return nil }
+            return String(decoding: name.utf8.dropFirst(), as: UTF8.self)
         }
         self.columnNames = (0..<columnCount).map { index in
             sqlite3_column_name(sqliteStatement, Int32(index)).map { String(cString: $0) } ?? ""

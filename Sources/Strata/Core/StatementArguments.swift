@@ -66,7 +66,7 @@ public struct StatementArguments: Sendable {
 
     static func bareName(_ name: String) -> String {
         guard let first = name.utf8.first, first == 58 || first == 64 || first == 36 else { return name }
-        return String(name.dropFirst())
+        return String(decoding: name.utf8.dropFirst(), as: UTF8.self)
     }
 }
 

@@ -161,8 +161,8 @@ extension DatabaseRecord {
 extension SQLiteError {
     /// Whether SQLite reported `no such table: <name>` (or `main.<name>`).
     func isMissingTable(_ name: String) -> Bool {
-        guard code.primaryResultCode == .error, let message, message.hasPrefix("no such table: ") else { return false }
-        let table = String(message.dropFirst("no such table: ".count))
+        guard code.primaryResultCode == .error, let message, message.utf8.starts(with: "no such table: ".utf8) else { return false }
+        let table = String(decoding: message.utf8.dropFirst("no such table: ".utf8.count), as: UTF8.self)
         return identifiersMatch(table, name) || identifiersMatch(table, "main." + name)
     }
 }

@@ -110,7 +110,7 @@ func decodeColumnValue<T: Decodable>(_ type: T.Type, from stored: DatabaseValue)
     } catch let error as DecodingError {
         // A single value stored as JSON text by an earlier Strata (`"food"`
         // with its quotes) still reads.
-        if case .text(let text) = stored, text.hasPrefix("\""), let value = try? decodeJSON(type, from: stored) {
+        if case .text(let text) = stored, text.utf8.first == UInt8(ascii: "\""), let value = try? decodeJSON(type, from: stored) {
             return value
         }
         throw error

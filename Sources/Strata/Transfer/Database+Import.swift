@@ -475,7 +475,10 @@ private struct Importer {
             // statement is reset for the next record.
             try prepared.run()
         } catch let error as SQLiteError {
-            let columnName = insertColumns.first { column in error.message?.hasSuffix(".\(column)") == true }
+            // Bytes, not Characters: a name may begin with a combining mark.
+            let columnName = insertColumns.first { column in
+                error.message.map { $0.utf8.reversed().starts(with: ".\(column)".utf8.reversed()) } == true
+            }
             // A field's position in its line, for CSV and TSV; a JSON
             // object's keys have no fixed position.
             let column = columnName.flatMap { name in insertColumns.firstIndex(of: name) }
