@@ -175,6 +175,10 @@ public struct LiveRow: RowProtocol {
         DatabaseDecodingError(reason: .columnNotFound, column: name, columnIndex: nil, type: type, sql: sql)
     }
 
+    // The subscripts repeat RowProtocol's as concrete members: a cursor's
+    // row is read in every hot loop, and these inline without depending on
+    // the optimizer specializing a protocol extension.
+
     /// The value at `index` (0-based) as `T`: `let id: Int = try row[0]`.
     @inlinable
     public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {

@@ -92,18 +92,6 @@ public struct Row: RowProtocol, Sendable {
         return try decode(T.self, at: index)
     }
 
-    /// The value at `index` (0-based) as `T`: `let id: Int = try row[0]`.
-    @inlinable
-    public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
-        get throws { try decode(T.self, at: index) }
-    }
-
-    /// The value of the column named `name` as `T`: `let title: String = try row["title"]`.
-    @inlinable
-    public subscript<T: DatabaseValueConvertible>(_ name: String) -> T {
-        get throws { try decode(T.self, forColumn: name) }
-    }
-
     /// The index of a column for a typed read; a stale row reports itself
     /// with an index no read accepts.
     @usableFromInline
