@@ -32,6 +32,8 @@ extension Database {
         _ = try checkedConnection()
         let deadline = ContinuousClock.now.advanced(by: limit)
         let outer = progress.deadline
+        // A stop that body caught and swallowed must not name this limit.
+        if outer == nil { progress.firedLimit = nil }
         if outer.map({ deadline < $0.instant }) ?? true { progress.deadline = (deadline, limit) }
         try installProgressHandler()
         defer {
