@@ -15,6 +15,8 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
+        .library(name: "StrataDocuments", targets: ["StrataDocuments"]),
+        .library(name: "StrataServer", targets: ["StrataServer"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
         .executable(name: "ipgeo", targets: ["ipgeo"]),
         .executable(name: "activity", targets: ["activity"]),
@@ -26,6 +28,8 @@ let package = Package(
     dependencies: [
         // Only the command-line tool uses it; the library depends on SQLite alone.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Only the server target (and the tool that starts it) uses it.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
     ],
     targets: [
         .systemLibrary(
@@ -42,10 +46,22 @@ let package = Package(
             ]
         ),
         .target(name: "Strata", dependencies: ["StrataSQLite"]),
+        // CouchDB's document model on SQLite: depends on Strata only, so an
+        // app can embed it.
+        .target(name: "StrataDocuments", dependencies: ["Strata"]),
+        // CouchDB's HTTP API over a folder of document databases.
+        .target(
+            name: "StrataServer",
+            dependencies: [
+                "StrataDocuments",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
         .executableTarget(
             name: "StrataCLI",
             dependencies: [
                 "Strata",
+                "StrataServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -69,6 +85,12 @@ let package = Package(
             name: "StrataTests",
             dependencies: ["Strata", "StrataTestHelpers"],
             resources: [.copy("Resources")]
+        ),
+        // The documents store and the server, against real SQLite and real
+        // HTTP on loopback.
+        .testTarget(
+            name: "StrataDocumentsTests",
+            dependencies: ["StrataDocuments", "StrataServer", "StrataTestHelpers"]
         ),
         // Tests that launch processes: the `strata` tool, the examples, a
         // second writer, the Swift compiler on the documentation.

@@ -1,0 +1,379 @@
+import Foundation
+import Strata
+
+/// A CouchDB database inside a Strata database: JSON documents with
+/// revision trees, conflicts, a changes feed, `_local` documents,
+/// attachments and Mango queries.
+///
+/// It keeps its own tables (named after `name`), so an app stores documents
+/// beside its relational tables in one file:
+///
+/// ```swift
+/// let pool = try DatabasePool(path: "app.sqlite")
+/// let votes = try DocumentDatabase(pool, name: "votes")
+/// let saved = try votes.put(["_id": "q1", "question": "Tabs or spaces?"])
+/// let doc = try votes.document(id: "q1")      // {"_id":"q1","_rev":"1-…",…}
+/// ```
+///
+/// Every write runs in one transaction of the writer and is committed when
+/// the method returns. Reads go through the writer's readers (a
+/// ``DatabasePool``'s never wait for writes).
+public final class DocumentDatabase: Sendable {
+    /// The Strata database the documents live in.
+    public let writer: any DatabaseWriter
+    /// The name the tables are derived from.
+    public let name: String
+    let tables: DocumentTables
+
+    /// Opens (creating its tables when missing) the document database `name`
+    /// inside `writer`.
+    public init(_ writer: any DatabaseWriter, name: String = "couch") throws {
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0 == 0x5F || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) || (0x41...0x5A).contains($0) }) else {
+            throw DocumentError(.badRequest, "a document database name is letters, digits and '_': \(name)")
+        }
+        self.writer = writer
+        self.name = name
+        self.tables = DocumentTables(name: name)
+        let tables = self.tables
+        try writer.write { db in try tables.create(db) }
+    }
+
+    /// Opens the SQLite file at `path` as a standalone document database
+    /// (what `strata serve` keeps per database): WAL, `synchronous=FULL` so
+    /// that every committed write survives a crash of the machine.
+    public convenience init(path: String) throws {
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.prepareDatabase = { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try self.init(pool, name: "couch")
+    }
+
+    // MARK: Documents
+
+    /// Saves a document: `_id` (made when absent), `_rev` of the leaf it
+    /// edits (none for a new document), `_deleted`, `_attachments`, and the
+    /// body. Throws ``DocumentError`` `conflict` when `_rev` is not the
+    /// current leaf.
+    @discardableResult
+    public func put(_ document: JSONObject, newEdits: Bool = true) throws -> DocumentWriteResult {
+        let tables = self.tables
+        return try writer.write { db in try tables.write(db, document: document, newEdits: newEdits) }
+    }
+
+    /// Saves documents one by one in one transaction: each gets its own
+    /// result, a conflict on one does not stop the others (CouchDB's
+    /// `_bulk_docs`). With `allOrNothing`, the first failure rolls back all.
+    public func bulkPut(_ documents: [JSONObject], newEdits: Bool = true, allOrNothing: Bool = false) throws -> [Result<DocumentWriteResult, DocumentError>] {
+        let tables = self.tables
+        return try writer.write { db in
+            try tables.bulkWrite(db, documents: documents, newEdits: newEdits, allOrNothing: allOrNothing)
+        }
+    }
+
+    /// Deletes a document: a new revision on `rev` marked `_deleted`.
+    @discardableResult
+    public func delete(id: String, rev: String) throws -> DocumentWriteResult {
+        try put(["_id": .string(id), "_rev": .string(rev), "_deleted": .bool(true)])
+    }
+
+    /// The document `id` (its winning revision unless `options.rev` names
+    /// one), with `_id` and `_rev` and what `options` ask for. Throws
+    /// `notFound` (`missing` or `deleted`).
+    public func document(id: String, options: DocumentReadOptions = DocumentReadOptions()) throws -> JSONObject {
+        let tables = self.tables
+        return try writer.read { db in try tables.read(db, id: id, options: options) }
+    }
+
+    /// The revisions `open_revs` asks for: every leaf (`revisions == nil`)
+    /// or the ones listed, each a document or a `missing` entry.
+    public func openRevisions(id: String, revisions: [String]?, options: DocumentReadOptions = DocumentReadOptions()) throws -> [OpenRevision] {
+        let tables = self.tables
+        return try writer.read { db in try tables.openRevisions(db, id: id, revisions: revisions, options: options) }
+    }
+
+    /// CouchDB's `_revs_diff`: for each id, the revisions this database lacks
+    /// and the leaves it has that could be their ancestors.
+    public func revisionsDiff(_ request: [String: [String]]) throws -> [String: (missing: [String], possibleAncestors: [String])] {
+        let tables = self.tables
+        return try writer.read { db in
+            var answer: [String: (missing: [String], possibleAncestors: [String])] = [:]
+            for (id, revs) in request {
+                let tree = try tables.loadTree(db, id: id)
+                let parsed = revs.compactMap(Revision.init)
+                let unparsable = revs.filter { Revision($0) == nil }
+                let (missing, ancestors) = tree.missing(parsed)
+                let all = missing.map(\.description) + unparsable
+                if !all.isEmpty {
+                    answer[id] = (all, ancestors.map(\.description))
+                }
+            }
+            return answer
+        }
+    }
+
+    /// Facts CouchDB's `GET /{db}` gives.
+    public func info() throws -> DocumentDatabaseInfo {
+        let tables = self.tables
+        return try writer.read { db in try tables.info(db) }
+    }
+
+    /// CouchDB's `_all_docs`.
+    public func allDocuments(_ options: AllDocumentsOptions = AllDocumentsOptions()) throws -> AllDocumentsResult {
+        let tables = self.tables
+        return try writer.read { db in try tables.allDocuments(db, options) }
+    }
+
+    /// The changes feed: one entry per document at its latest sequence, in
+    /// sequence order.
+    public func changes(_ options: ChangesOptions = ChangesOptions()) throws -> ChangesResult {
+        let tables = self.tables
+        return try writer.read { db in try tables.changes(db, options) }
+    }
+
+    /// The current update sequence.
+    public func updateSequence() throws -> Int {
+        let tables = self.tables
+        return try writer.read { db in try tables.updateSequence(db) }
+    }
+
+    /// Forgets the bodies of revisions that are no longer leaves, and
+    /// attachment contents no revision refers to (CouchDB's `_compact`).
+    public func compact() throws {
+        let tables = self.tables
+        try writer.write { db in try tables.compact(db) }
+    }
+
+    // MARK: Local documents
+
+    /// A `_local` document (no history, never replicated).
+    public func localDocument(id: String) throws -> JSONObject {
+        let tables = self.tables
+        return try writer.read { db in try tables.readLocal(db, id: id) }
+    }
+
+    /// Saves a `_local` document: last write wins, revs `0-N`.
+    @discardableResult
+    public func putLocal(_ document: JSONObject) throws -> DocumentWriteResult {
+        let tables = self.tables
+        return try writer.write { db in try tables.writeLocal(db, document: document) }
+    }
+
+    /// Removes a `_local` document.
+    public func deleteLocal(id: String) throws {
+        let tables = self.tables
+        try writer.write { db in try tables.deleteLocal(db, id: id) }
+    }
+
+    // MARK: Attachments
+
+    /// An attachment's content and type, of the winning revision or `rev`.
+    public func attachment(id: String, name: String, rev: String? = nil) throws -> Attachment {
+        let tables = self.tables
+        return try writer.read { db in try tables.attachment(db, id: id, name: name, rev: rev) }
+    }
+
+    /// Adds or replaces an attachment on the leaf `rev` (nil for a new
+    /// document): a new revision.
+    @discardableResult
+    public func putAttachment(id: String, name: String, rev: String?, contentType: String, data: Data) throws -> DocumentWriteResult {
+        let tables = self.tables
+        return try writer.write { db in
+            var doc: JSONObject
+            if let rev {
+                doc = try tables.read(db, id: id, options: DocumentReadOptions(rev: rev))
+            } else if (try? tables.read(db, id: id, options: DocumentReadOptions())) != nil {
+                throw DocumentError.conflict
+            } else {
+                doc = ["_id": .string(id)]
+            }
+            var attachments = doc["_attachments"]?.objectValue ?? JSONObject()
+            attachments[name] = .object(["content_type": .string(contentType), "data": .string(data.base64EncodedString())])
+            doc["_attachments"] = .object(attachments)
+            return try tables.write(db, document: doc, newEdits: true)
+        }
+    }
+
+    /// Removes an attachment from the leaf `rev`: a new revision.
+    @discardableResult
+    public func deleteAttachment(id: String, name: String, rev: String) throws -> DocumentWriteResult {
+        let tables = self.tables
+        return try writer.write { db in
+            var doc = try tables.read(db, id: id, options: DocumentReadOptions(rev: rev))
+            var attachments = doc["_attachments"]?.objectValue ?? JSONObject()
+            guard attachments[name] != nil else { throw DocumentError(.notFound, "Document is missing attachment") }
+            attachments[name] = nil
+            doc["_attachments"] = attachments.isEmpty ? nil : .object(attachments)
+            return try tables.write(db, document: doc, newEdits: true)
+        }
+    }
+
+    // MARK: Metadata
+
+    /// A value the database keeps about itself (`_security`, `revs_limit`…).
+    public func metadata(_ key: String) throws -> JSON? {
+        let tables = self.tables
+        return try writer.read { db in try tables.meta(db, key) }
+    }
+
+    /// Sets a value the database keeps about itself.
+    public func setMetadata(_ key: String, _ value: JSON) throws {
+        let tables = self.tables
+        try writer.write { db in try tables.setMeta(db, key, value) }
+    }
+
+    /// How many ancestors each leaf keeps (CouchDB's `revs_limit`, 1000).
+    public func revisionsLimit() throws -> Int {
+        try metadata("revs_limit")?.intValue ?? 1000
+    }
+
+    /// Sets `revs_limit`; older ancestors are forgotten at the next write of
+    /// each document.
+    public func setRevisionsLimit(_ limit: Int) throws {
+        guard limit > 0 else { throw DocumentError(.badRequest, "revs_limit must be positive") }
+        try setMetadata("revs_limit", .int(limit))
+    }
+}
+
+/// What a write answers: CouchDB's `{"ok":true,"id","rev"}`.
+public struct DocumentWriteResult: Sendable, Equatable {
+    public var id: String
+    public var rev: String
+}
+
+/// An attachment's bytes and what is known of them.
+public struct Attachment: Sendable, Equatable {
+    public var contentType: String
+    public var data: Data
+    public var digest: String
+    public var revpos: Int
+}
+
+/// One answer of `open_revs`: the revision's document, or the revision that
+/// is missing.
+public enum OpenRevision: Sendable, Equatable {
+    case ok(JSONObject)
+    case missing(String)
+}
+
+/// What `GET /{db}` answers.
+public struct DocumentDatabaseInfo: Sendable, Equatable {
+    public var documentCount: Int
+    public var deletedDocumentCount: Int
+    public var updateSequence: Int
+    public var fileSize: Int
+    public var activeSize: Int
+}
+
+/// Options of a document read (CouchDB's query parameters of `GET /{db}/{id}`).
+public struct DocumentReadOptions: Sendable {
+    public var rev: String?
+    public var revs = false
+    public var revsInfo = false
+    public var conflicts = false
+    public var deletedConflicts = false
+    /// Attachment contents inline (base64) instead of stubs.
+    public var attachments = false
+    public var localSequence = false
+    /// With `rev`: the leaf that descends from it instead.
+    public var latest = false
+
+    public init(rev: String? = nil, revs: Bool = false, revsInfo: Bool = false, conflicts: Bool = false, deletedConflicts: Bool = false, attachments: Bool = false, localSequence: Bool = false, latest: Bool = false) {
+        self.rev = rev
+        self.revs = revs
+        self.revsInfo = revsInfo
+        self.conflicts = conflicts
+        self.deletedConflicts = deletedConflicts
+        self.attachments = attachments
+        self.localSequence = localSequence
+        self.latest = latest
+    }
+}
+
+/// Options of `_all_docs`.
+public struct AllDocumentsOptions: Sendable {
+    public var keys: [String]?
+    public var startKey: String?
+    public var endKey: String?
+    public var inclusiveEnd = true
+    public var descending = false
+    public var limit: Int?
+    public var skip = 0
+    public var includeDocs = false
+    public var conflicts = false
+
+    public init(keys: [String]? = nil, startKey: String? = nil, endKey: String? = nil, inclusiveEnd: Bool = true, descending: Bool = false, limit: Int? = nil, skip: Int = 0, includeDocs: Bool = false, conflicts: Bool = false) {
+        self.keys = keys
+        self.startKey = startKey
+        self.endKey = endKey
+        self.inclusiveEnd = inclusiveEnd
+        self.descending = descending
+        self.limit = limit
+        self.skip = skip
+        self.includeDocs = includeDocs
+        self.conflicts = conflicts
+    }
+}
+
+/// What `_all_docs` answers.
+public struct AllDocumentsResult: Sendable, Equatable {
+    public var totalRows: Int
+    /// Nil when keys were given (CouchDB answers `null`).
+    public var offset: Int?
+    public var rows: [JSON]
+}
+
+/// Options of the changes feed.
+public struct ChangesOptions: Sendable {
+    public enum Style: String, Sendable { case mainOnly = "main_only", allDocs = "all_docs" }
+    public var since = 0
+    public var limit: Int?
+    public var descending = false
+    public var style = Style.mainOnly
+    public var includeDocs = false
+    public var conflicts = false
+    /// Only these documents (`filter=_doc_ids`).
+    public var documentIDs: Set<String>?
+    /// Only documents matching this Mango selector (`filter=_selector`).
+    public var selector: JSON?
+    /// Only design documents (`filter=_design`).
+    public var designOnly = false
+
+    public init(since: Int = 0, limit: Int? = nil, descending: Bool = false, style: Style = .mainOnly, includeDocs: Bool = false, conflicts: Bool = false, documentIDs: Set<String>? = nil, selector: JSON? = nil, designOnly: Bool = false) {
+        self.since = since
+        self.limit = limit
+        self.descending = descending
+        self.style = style
+        self.includeDocs = includeDocs
+        self.conflicts = conflicts
+        self.documentIDs = documentIDs
+        self.selector = selector
+        self.designOnly = designOnly
+    }
+}
+
+/// One entry of the changes feed.
+public struct Change: Sendable, Equatable {
+    public var seq: Int
+    public var id: String
+    public var changes: [String]
+    public var deleted: Bool
+    public var doc: JSONObject?
+
+    /// CouchDB's JSON for the entry.
+    public var json: JSON {
+        var o: JSONObject = ["seq": .string(String(seq)), "id": .string(id), "changes": .array(changes.map { .object(["rev": .string($0)]) })]
+        if deleted { o["deleted"] = .bool(true) }
+        if let doc { o["doc"] = .object(doc) }
+        return .object(o)
+    }
+}
+
+/// What the changes feed answers.
+public struct ChangesResult: Sendable, Equatable {
+    public var results: [Change]
+    public var lastSeq: Int
+    public var pending: Int
+}

@@ -1,0 +1,67 @@
+/// Why a document operation failed, with CouchDB's error name, reason and
+/// HTTP status, so the server answers exactly what CouchDB answers.
+public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable {
+    /// The kinds of failure CouchDB distinguishes.
+    public enum Kind: String, Sendable {
+        /// The revision given is not the current leaf (409 `conflict`).
+        case conflict
+        /// No such document, revision or database (404 `not_found`).
+        case notFound = "not_found"
+        /// The request is malformed: a bad rev, a bad id, bad JSON (400 `bad_request`).
+        case badRequest = "bad_request"
+        /// Refused by a validation function or a permission (403 `forbidden`).
+        case forbidden
+        /// Needs a user with more rights (401 `unauthorized`).
+        case unauthorized
+        /// A Mango selector uses an operator that does not exist (400 `invalid_operator`).
+        case invalidOperator = "invalid_operator"
+        /// A Mango sort has no index to serve it (400 `no_usable_index`).
+        case noUsableIndex = "no_usable_index"
+        /// A database that already exists (412 `file_exists`).
+        case fileExists = "file_exists"
+        /// A database name CouchDB would refuse (400 `illegal_database_name`).
+        case illegalDatabaseName = "illegal_database_name"
+        /// A document id CouchDB would refuse (400 `illegal_docid`).
+        case illegalDocumentID = "illegal_docid"
+        /// Anything else (500 `unknown_error`).
+        case internalError = "unknown_error"
+    }
+
+    /// What kind of failure.
+    public var kind: Kind
+    /// CouchDB's `reason`, for a person to read.
+    public var reason: String
+
+    public init(_ kind: Kind, _ reason: String) {
+        self.kind = kind
+        self.reason = reason
+    }
+
+    /// CouchDB's `error` member.
+    public var error: String { kind.rawValue }
+
+    /// The HTTP status CouchDB gives this error.
+    public var status: Int {
+        switch kind {
+        case .conflict: return 409
+        case .notFound: return 404
+        case .badRequest, .invalidOperator, .noUsableIndex, .illegalDatabaseName, .illegalDocumentID: return 400
+        case .forbidden: return 403
+        case .unauthorized: return 401
+        case .fileExists: return 412
+        case .internalError: return 500
+        }
+    }
+
+    public var description: String { "\(kind.rawValue): \(reason)" }
+
+    /// CouchDB's answer body: `{"error":…,"reason":…}`.
+    public var json: JSON {
+        .object(["error": .string(error), "reason": .string(reason)])
+    }
+
+    static let conflict = DocumentError(.conflict, "Document update conflict.")
+    static let missing = DocumentError(.notFound, "missing")
+    static let deleted = DocumentError(.notFound, "deleted")
+    static let badRev = DocumentError(.badRequest, "Invalid rev format")
+}

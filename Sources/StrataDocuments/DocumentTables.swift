@@ -1,0 +1,604 @@
+import Foundation
+import Strata
+
+/// The SQL side of a ``DocumentDatabase``: its tables and every operation on
+/// one connection. Sendable (names only), so closures on the writer take it.
+struct DocumentTables: Sendable {
+    let docs: String
+    let revs: String
+    let local: String
+    let blobs: String
+    let meta: String
+    let indexes: String
+
+    init(name: String) {
+        func q(_ suffix: String) -> String { "\"\(name)_\(suffix)\"" }
+        docs = q("docs")
+        revs = q("revs")
+        local = q("local")
+        blobs = q("attachments")
+        meta = q("meta")
+        indexes = q("mango_indexes")
+    }
+
+    func create(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS \(docs) (
+              id TEXT PRIMARY KEY NOT NULL,
+              seq INTEGER NOT NULL UNIQUE,
+              rev TEXT NOT NULL,
+              deleted INTEGER NOT NULL,
+              body TEXT NOT NULL,
+              attachments TEXT
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(revs) (
+              doc TEXT NOT NULL,
+              rev TEXT NOT NULL,
+              depth INTEGER NOT NULL,
+              parent TEXT,
+              deleted INTEGER NOT NULL,
+              seq INTEGER,
+              body TEXT,
+              attachments TEXT,
+              PRIMARY KEY (doc, rev)
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(local) (
+              id TEXT PRIMARY KEY NOT NULL,
+              rev INTEGER NOT NULL,
+              body TEXT NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(blobs) (
+              digest TEXT PRIMARY KEY NOT NULL,
+              data BLOB NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(meta) (
+              key TEXT PRIMARY KEY NOT NULL,
+              value TEXT NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(indexes) (
+              ddoc TEXT NOT NULL,
+              name TEXT NOT NULL,
+              definition TEXT NOT NULL,
+              predicate TEXT NOT NULL,
+              PRIMARY KEY (ddoc, name)
+            ) WITHOUT ROWID;
+            """)
+        if try meta(db, "instance_start_time") == nil {
+            try setMeta(db, "instance_start_time", .string(String(Int(Date().timeIntervalSince1970 * 1_000_000))))
+        }
+    }
+
+    // MARK: meta
+
+    func meta(_ db: Database, _ key: String) throws -> JSON? {
+        guard let text = try String.fetchOne(db, sql: "SELECT value FROM \(meta) WHERE key = ?", arguments: [key]) else { return nil }
+        return try JSON(parsing: text)
+    }
+
+    func setMeta(_ db: Database, _ key: String, _ value: JSON) throws {
+        try db.execute(sql: "INSERT INTO \(meta)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", arguments: [key, value.text])
+    }
+
+    func updateSequence(_ db: Database) throws -> Int {
+        try meta(db, "update_seq")?.intValue ?? 0
+    }
+
+    // MARK: trees
+
+    func loadTree(_ db: Database, id: String) throws -> RevisionTree {
+        let rows = try Row.fetchAll(db, sql: "SELECT rev, parent, deleted, body IS NOT NULL FROM \(revs) WHERE doc = ?", arguments: [id])
+        var nodes: [RevisionTree.Node] = []
+        for row in rows {
+            let revText: String = try row[0]
+            let parentText: String? = try row[1]
+            guard let rev = Revision(revText) else { continue }
+            nodes.append(RevisionTree.Node(revision: rev, parent: parentText.flatMap(Revision.init), deleted: try row[2], hasBody: try row[3]))
+        }
+        return RevisionTree(nodes)
+    }
+
+    // MARK: writing
+
+    static func newID() -> String {
+        var g = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in String(UInt8.random(in: 0...255, using: &g), radix: 16).leftPadded(to: 2) }.joined()
+    }
+
+    static let specialMembers: Set<String> = [
+        "_id", "_rev", "_deleted", "_attachments", "_revisions", "_revs_info", "_conflicts",
+        "_deleted_conflicts", "_local_seq",
+    ]
+
+    func checkID(_ id: String) throws {
+        if id.isEmpty { throw DocumentError(.illegalDocumentID, "Document id must not be empty") }
+        if id.hasPrefix("_"), !id.hasPrefix("_design/"), !id.hasPrefix("_local/") {
+            throw DocumentError(.illegalDocumentID, "Only reserved document ids may start with underscore.")
+        }
+        if id == "_design/" || id == "_local/" {
+            throw DocumentError(.illegalDocumentID, "Document id must not be empty")
+        }
+    }
+
+    func bulkWrite(_ db: Database, documents: [JSONObject], newEdits: Bool, allOrNothing: Bool) throws -> [Result<DocumentWriteResult, DocumentError>] {
+        var results: [Result<DocumentWriteResult, DocumentError>] = []
+        for document in documents {
+            do {
+                let r = try db.savepoint { try write(db, document: document, newEdits: newEdits) }
+                results.append(.success(r))
+            } catch let error as DocumentError {
+                if allOrNothing { throw error }
+                results.append(.failure(error))
+            }
+        }
+        return results
+    }
+
+    /// Writes one document; must run inside a transaction.
+    func write(_ db: Database, document: JSONObject, newEdits: Bool) throws -> DocumentWriteResult {
+        let id: String
+        switch document["_id"] {
+        case .string(let s)?: id = s
+        case nil: id = DocumentTables.newID()
+        default: throw DocumentError(.illegalDocumentID, "Document id must be a string")
+        }
+        try checkID(id)
+        if id.hasPrefix("_local/") { return try writeLocal(db, document: document) }
+
+        var body = JSONObject()
+        for (key, value) in document {
+            if key.hasPrefix("_") {
+                guard DocumentTables.specialMembers.contains(key) else {
+                    throw DocumentError(.badRequest, "Bad special document member: \(key)")
+                }
+            } else {
+                body[key] = value
+            }
+        }
+        let deleted: Bool
+        switch document["_deleted"] {
+        case nil, .null?: deleted = false
+        case .bool(let b)?: deleted = b
+        default: throw DocumentError(.badRequest, "_deleted must be a boolean")
+        }
+        var tree = try loadTree(db, id: id)
+        let newRev: Revision
+        let parent: Revision?
+        if newEdits {
+            var given: Revision?
+            if let revValue = document["_rev"] {
+                guard let text = revValue.stringValue, let r = Revision(text), r.depth > 0 else { throw DocumentError.badRev }
+                if r.hash.utf8.count == 32, !r.hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
+                    throw DocumentError.badRev
+                }
+                given = r
+            }
+            if let given {
+                guard tree.isLeaf(given) else { throw DocumentError.conflict }
+                if let node = tree[given], node.deleted, !deleted {
+                    // Editing a deleted leaf by its rev: CouchDB calls it a conflict.
+                    throw DocumentError.conflict
+                }
+                parent = given
+            } else if let winner = tree.winner {
+                guard winner.deleted else { throw DocumentError.conflict }
+                parent = winner.revision
+            } else {
+                parent = nil
+            }
+            let attachments = try resolveAttachments(db, id: id, document: document, tree: tree, parent: parent, depth: (parent?.depth ?? 0) + 1)
+            var hashed = body
+            if let attachments { hashed["_attachments"] = .object(JSONObject(attachments.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value.stub(withRevpos: false)) })) }
+            let seed = (parent?.description ?? "") + "\n" + (deleted ? "1" : "0") + "\n" + JSON.object(hashed).canonicalText
+            newRev = Revision(depth: (parent?.depth ?? 0) + 1, hash: MD5.hex(Array(seed.utf8)))
+            if tree.contains(newRev) { throw DocumentError.conflict }
+            tree.add(newRev, parent: parent, deleted: deleted)
+            try finishWrite(db, id: id, tree: &tree, added: [newRev], newest: newRev, body: body, attachments: attachments, deleted: deleted)
+        } else {
+            guard let text = document["_rev"]?.stringValue, let rev = Revision(text) else {
+                throw DocumentError(.badRequest, "Document rev is required when new_edits is false")
+            }
+            var path = [rev]
+            if let revisions = document["_revisions"]?.objectValue {
+                guard let start = revisions["start"]?.intValue, let ids = revisions["ids"]?.arrayValue,
+                      ids.count >= 1, start == rev.depth, ids.first?.stringValue == rev.hash
+                else { throw DocumentError(.badRequest, "_revisions does not match _rev") }
+                path = []
+                for (i, hash) in ids.enumerated() {
+                    guard let h = hash.stringValue, start - i > 0 else { throw DocumentError(.badRequest, "bad _revisions") }
+                    path.append(Revision(depth: start - i, hash: h))
+                }
+            }
+            if tree.contains(rev) { return DocumentWriteResult(id: id, rev: rev.description) }
+            let attachments = try resolveAttachments(db, id: id, document: document, tree: tree, parent: path.dropFirst().first { tree.contains($0) }, depth: rev.depth)
+            let added = tree.merge(path: path, deleted: deleted)
+            try finishWrite(db, id: id, tree: &tree, added: added, newest: rev, body: body, attachments: attachments, deleted: deleted)
+            newRev = rev
+        }
+        return DocumentWriteResult(id: id, rev: newRev.description)
+    }
+
+    private func finishWrite(_ db: Database, id: String, tree: inout RevisionTree, added: [Revision], newest: Revision, body: JSONObject, attachments: [String: StoredAttachment]?, deleted: Bool) throws {
+        let limit = try meta(db, "revs_limit")?.intValue ?? 1000
+        let removed = tree.stem(limit: limit)
+        let seq = try updateSequence(db) + 1
+        try setMeta(db, "update_seq", .int(seq))
+        let attachmentsText = attachments.map { JSON.object(JSONObject($0.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value.json) })).text }
+        for rev in added.reversed() where tree.contains(rev) {
+            let node = tree[rev]!
+            let isNewest = rev == newest
+            try db.execute(
+                sql: "INSERT INTO \(revs)(doc, rev, depth, parent, deleted, seq, body, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                arguments: [id, rev.description, rev.depth, node.parent?.description, node.deleted, isNewest ? seq : nil,
+                            isNewest ? JSON.object(body).text : nil, isNewest ? attachmentsText : nil])
+        }
+        for rev in removed {
+            try db.execute(sql: "DELETE FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description])
+        }
+        if !removed.isEmpty {
+            try db.execute(sql: "UPDATE \(revs) SET parent = NULL WHERE doc = ? AND parent IS NOT NULL AND parent NOT IN (SELECT rev FROM \(revs) WHERE doc = ?)", arguments: [id, id])
+        }
+        guard let winner = tree.winner else { return }
+        let winnerBody: String
+        let winnerAttachments: String?
+        if winner.revision == newest {
+            winnerBody = JSON.object(body).text
+            winnerAttachments = attachmentsText
+        } else if let row = try Row.fetchOne(db, sql: "SELECT body, attachments FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, winner.revision.description]) {
+            winnerBody = (try row[0] as String?) ?? "{}"
+            winnerAttachments = try row[1]
+        } else {
+            winnerBody = "{}"
+            winnerAttachments = nil
+        }
+        try db.execute(sql: """
+            INSERT INTO \(docs)(id, seq, rev, deleted, body, attachments) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, rev = excluded.rev, deleted = excluded.deleted,
+              body = excluded.body, attachments = excluded.attachments
+            """, arguments: [id, seq, winner.revision.description, winner.deleted, winnerBody, winnerAttachments])
+    }
+
+    // MARK: attachments
+
+    struct StoredAttachment {
+        var contentType: String
+        var digest: String
+        var length: Int
+        var revpos: Int
+
+        var json: JSON {
+            .object(["content_type": .string(contentType), "digest": .string(digest), "length": .int(length), "revpos": .int(revpos)])
+        }
+
+        func stub(withRevpos: Bool) -> JSON {
+            var o: JSONObject = ["content_type": .string(contentType), "digest": .string(digest), "length": .int(length)]
+            if withRevpos { o["revpos"] = .int(revpos) }
+            o["stub"] = .bool(true)
+            return .object(o)
+        }
+
+        init(contentType: String, digest: String, length: Int, revpos: Int) {
+            self.contentType = contentType
+            self.digest = digest
+            self.length = length
+            self.revpos = revpos
+        }
+
+        init?(_ json: JSON) {
+            guard let o = json.objectValue, let digest = o["digest"]?.stringValue else { return nil }
+            contentType = o["content_type"]?.stringValue ?? "application/octet-stream"
+            self.digest = digest
+            length = o["length"]?.intValue ?? 0
+            revpos = o["revpos"]?.intValue ?? 1
+        }
+    }
+
+    func storedAttachments(_ db: Database, id: String, rev: Revision) throws -> [String: StoredAttachment] {
+        guard let text = try String.fetchOne(db, sql: "SELECT attachments FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description]) else { return [:] }
+        return DocumentTables.decodeAttachments(text)
+    }
+
+    static func decodeAttachments(_ text: String?) -> [String: StoredAttachment] {
+        guard let text, let o = (try? JSON(parsing: text))?.objectValue else { return [:] }
+        var out: [String: StoredAttachment] = [:]
+        for (name, value) in o { if let a = StoredAttachment(value) { out[name] = a } }
+        return out
+    }
+
+    func storeBlob(_ db: Database, _ data: Data) throws -> String {
+        let digest = "md5-" + Data(MD5.digest(data)).base64EncodedString()
+        try db.execute(sql: "INSERT INTO \(blobs)(digest, data) VALUES (?, ?) ON CONFLICT(digest) DO NOTHING", arguments: [digest, data])
+        return digest
+    }
+
+    /// The attachments of a revision being written: inline data stored as
+    /// blobs, stubs taken from the parent (or, when replicated, any revision
+    /// with the same digest).
+    func resolveAttachments(_ db: Database, id: String, document: JSONObject, tree: RevisionTree, parent: Revision?, depth: Int) throws -> [String: StoredAttachment]? {
+        guard let value = document["_attachments"] else { return nil }
+        guard let given = value.objectValue else { throw DocumentError(.badRequest, "_attachments must be an object") }
+        if given.isEmpty { return nil }
+        let parentAttachments = try parent.map { try storedAttachments(db, id: id, rev: $0) } ?? [:]
+        var out: [String: StoredAttachment] = [:]
+        for (name, spec) in given {
+            guard let o = spec.objectValue else { throw DocumentError(.badRequest, "attachment \(name) must be an object") }
+            if let data = o["data"] {
+                guard let text = data.stringValue, let bytes = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
+                    throw DocumentError(.badRequest, "Invalid attachment data for \(name)")
+                }
+                let digest = try storeBlob(db, bytes)
+                out[name] = StoredAttachment(
+                    contentType: o["content_type"]?.stringValue ?? "application/octet-stream",
+                    digest: digest, length: bytes.count,
+                    revpos: parentAttachments[name]?.digest == digest ? parentAttachments[name]!.revpos : (o["revpos"]?.intValue ?? depth))
+            } else if o["stub"]?.boolValue == true || o["follows"]?.boolValue == true {
+                if let existing = parentAttachments[name] {
+                    out[name] = existing
+                } else if let digest = o["digest"]?.stringValue,
+                          try Int.fetchOne(db, sql: "SELECT 1 FROM \(blobs) WHERE digest = ?", arguments: [digest]) != nil {
+                    out[name] = StoredAttachment(contentType: o["content_type"]?.stringValue ?? "application/octet-stream", digest: digest,
+                                                 length: o["length"]?.intValue ?? 0, revpos: o["revpos"]?.intValue ?? depth)
+                } else {
+                    throw DocumentError(.badRequest, "Invalid attachment stub in \(id) for \(name)")
+                }
+            } else {
+                throw DocumentError(.badRequest, "attachment \(name) needs data or stub")
+            }
+        }
+        return out
+    }
+
+    func attachment(_ db: Database, id: String, name: String, rev: String?) throws -> Attachment {
+        let attachments: [String: StoredAttachment]
+        if let rev {
+            guard let r = Revision(rev) else { throw DocumentError.badRev }
+            guard try String.fetchOne(db, sql: "SELECT rev FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev]) != nil else { throw DocumentError.missing }
+            attachments = try storedAttachments(db, id: id, rev: r)
+        } else {
+            guard let row = try Row.fetchOne(db, sql: "SELECT deleted, attachments FROM \(docs) WHERE id = ?", arguments: [id]) else { throw DocumentError.missing }
+            if try row[0] as Bool { throw DocumentError.deleted }
+            attachments = DocumentTables.decodeAttachments(try row[1])
+        }
+        guard let a = attachments[name] else { throw DocumentError(.notFound, "Document is missing attachment") }
+        guard let data = try Data.fetchOne(db, sql: "SELECT data FROM \(blobs) WHERE digest = ?", arguments: [a.digest]) else {
+            throw DocumentError(.notFound, "attachment content is missing")
+        }
+        return Attachment(contentType: a.contentType, data: data, digest: a.digest, revpos: a.revpos)
+    }
+
+    // MARK: reading
+
+    func read(_ db: Database, id: String, options: DocumentReadOptions) throws -> JSONObject {
+        if id.hasPrefix("_local/") { return try readLocal(db, id: id) }
+        let tree = try loadTree(db, id: id)
+        guard let winner = tree.winner else { throw DocumentError.missing }
+        var rev = winner.revision
+        if let text = options.rev {
+            guard let r = Revision(text) else { throw DocumentError.badRev }
+            rev = r
+            if options.latest, let leaf = latestLeaf(tree, from: r) { rev = leaf }
+            guard tree[rev]?.hasBody == true else { throw DocumentError.missing }
+        } else if winner.deleted {
+            throw DocumentError.deleted
+        }
+        return try assemble(db, id: id, rev: rev, tree: tree, options: options)
+    }
+
+    func latestLeaf(_ tree: RevisionTree, from rev: Revision) -> Revision? {
+        tree.leaves.filter { tree.ancestry(of: $0.revision).contains(rev) }.map(\.revision).max()
+    }
+
+    func assemble(_ db: Database, id: String, rev: Revision, tree: RevisionTree, options: DocumentReadOptions) throws -> JSONObject {
+        guard let row = try Row.fetchOne(db, sql: "SELECT body, attachments, deleted, seq FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description]),
+              let bodyText = try row[0] as String?
+        else { throw DocumentError.missing }
+        var doc: JSONObject = ["_id": .string(id), "_rev": .string(rev.description)]
+        if try row[2] as Bool { doc["_deleted"] = .bool(true) }
+        for (k, v) in try JSON(parsing: bodyText).objectValue ?? JSONObject() { doc[k] = v }
+        let attachments = DocumentTables.decodeAttachments(try row[1])
+        if !attachments.isEmpty {
+            var o = JSONObject()
+            for (name, a) in attachments.sorted(by: { $0.key < $1.key }) {
+                if options.attachments {
+                    let data = try Data.fetchOne(db, sql: "SELECT data FROM \(blobs) WHERE digest = ?", arguments: [a.digest]) ?? Data()
+                    o[name] = .object(["content_type": .string(a.contentType), "revpos": .int(a.revpos), "digest": .string(a.digest), "data": .string(data.base64EncodedString())])
+                } else {
+                    o[name] = .object(["content_type": .string(a.contentType), "revpos": .int(a.revpos), "digest": .string(a.digest), "length": .int(a.length), "stub": .bool(true)])
+                }
+            }
+            doc["_attachments"] = .object(o)
+        }
+        if options.conflicts, rev == tree.winner?.revision {
+            let c = tree.conflicts
+            if !c.isEmpty { doc["_conflicts"] = .array(c.map { .string($0.description) }) }
+        }
+        if options.deletedConflicts, rev == tree.winner?.revision {
+            let c = tree.deletedConflicts
+            if !c.isEmpty { doc["_deleted_conflicts"] = .array(c.map { .string($0.description) }) }
+        }
+        if options.localSequence, let seq = try row[3] as Int? { doc["_local_seq"] = .int(seq) }
+        if options.revs {
+            let path = tree.ancestry(of: rev)
+            doc["_revisions"] = .object(["start": .int(rev.depth), "ids": .array(path.map { .string($0.hash) })])
+        }
+        if options.revsInfo {
+            doc["_revs_info"] = .array(tree.ancestry(of: rev).map { r in
+                let node = tree[r]!
+                let status = node.deleted ? "deleted" : (node.hasBody ? "available" : "missing")
+                return .object(["rev": .string(r.description), "status": .string(status)])
+            })
+        }
+        return doc
+    }
+
+    func openRevisions(_ db: Database, id: String, revisions: [String]?, options: DocumentReadOptions) throws -> [OpenRevision] {
+        let tree = try loadTree(db, id: id)
+        var options = options
+        options.rev = nil
+        if let revisions {
+            var out: [OpenRevision] = []
+            for text in revisions {
+                guard var r = Revision(text) else { out.append(.missing(text)); continue }
+                if options.latest, let leaf = latestLeaf(tree, from: r) { r = leaf }
+                if tree[r]?.hasBody == true {
+                    out.append(.ok(try assemble(db, id: id, rev: r, tree: tree, options: options)))
+                } else {
+                    out.append(.missing(text))
+                }
+            }
+            return out
+        }
+        if tree.isEmpty { throw DocumentError.missing }
+        return try tree.leaves.sorted { $0.revision < $1.revision }.map { .ok(try assemble(db, id: id, rev: $0.revision, tree: tree, options: options)) }
+    }
+
+    func info(_ db: Database) throws -> DocumentDatabaseInfo {
+        let row = try Row.fetchOne(db, sql: "SELECT count(*) FILTER (WHERE deleted = 0), count(*) FILTER (WHERE deleted = 1), coalesce(sum(length(body)), 0) FROM \(docs)")!
+        let pageCount = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+        let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+        return DocumentDatabaseInfo(documentCount: try row[0], deletedDocumentCount: try row[1], updateSequence: try updateSequence(db),
+                                    fileSize: pageCount * pageSize, activeSize: try row[2])
+    }
+
+    func allDocuments(_ db: Database, _ options: AllDocumentsOptions) throws -> AllDocumentsResult {
+        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE deleted = 0") ?? 0
+        var rows: [JSON] = []
+        func row(id: String, rev: String, deleted: Bool, includeDoc: Bool) throws -> JSON {
+            var value: JSONObject = ["rev": .string(rev)]
+            if deleted { value["deleted"] = .bool(true) }
+            var o: JSONObject = ["id": .string(id), "key": .string(id), "value": .object(value)]
+            if includeDoc {
+                o["doc"] = deleted ? .null : .object(try read(db, id: id, options: DocumentReadOptions(conflicts: options.conflicts)))
+            }
+            return .object(o)
+        }
+        if let keys = options.keys {
+            for key in keys {
+                if let r = try Row.fetchOne(db, sql: "SELECT rev, deleted FROM \(docs) WHERE id = ?", arguments: [key]) {
+                    rows.append(try row(id: key, rev: try r[0], deleted: try r[1], includeDoc: options.includeDocs))
+                } else {
+                    rows.append(.object(["key": .string(key), "error": .string("not_found")]))
+                }
+            }
+            return AllDocumentsResult(totalRows: total, offset: nil, rows: rows)
+        }
+        var conditions = ["deleted = 0"]
+        var arguments: [(any DatabaseValueConvertible)?] = []
+        let lowerOp = options.descending ? "<=" : ">="
+        if let start = options.startKey { conditions.append("id \(lowerOp) ?"); arguments.append(start) }
+        if let end = options.endKey {
+            let op = options.descending ? (options.inclusiveEnd ? ">=" : ">") : (options.inclusiveEnd ? "<=" : "<")
+            conditions.append("id \(op) ?")
+            arguments.append(end)
+        }
+        let whereClause = conditions.joined(separator: " AND ")
+        let before: Int
+        if let start = options.startKey {
+            before = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE deleted = 0 AND id \(options.descending ? ">" : "<") ?", arguments: [start]) ?? 0
+        } else {
+            before = 0
+        }
+        let order = options.descending ? "DESC" : "ASC"
+        let limit = options.limit ?? -1
+        let found = try Row.fetchAll(db, sql: "SELECT id, rev FROM \(docs) WHERE \(whereClause) ORDER BY id \(order) LIMIT \(limit) OFFSET \(max(0, options.skip))", arguments: StatementArguments(arguments))
+        for r in found {
+            rows.append(try row(id: try r[0], rev: try r[1], deleted: false, includeDoc: options.includeDocs))
+        }
+        return AllDocumentsResult(totalRows: total, offset: before + max(0, options.skip), rows: rows)
+    }
+
+    func changes(_ db: Database, _ options: ChangesOptions) throws -> ChangesResult {
+        let lastSeq = try updateSequence(db)
+        let order = options.descending ? "DESC" : "ASC"
+        var sql = "SELECT id, seq, rev, deleted, body FROM \(docs) WHERE seq > ?"
+        var arguments: [(any DatabaseValueConvertible)?] = [options.descending ? 0 : options.since]
+        if options.designOnly { sql += " AND id >= '_design/' AND id < '_design0'" }
+        if let ids = options.documentIDs {
+            sql += " AND id IN (SELECT value FROM json_each(?))"
+            arguments.append(JSON.array(ids.sorted().map(JSON.string)).text)
+        }
+        sql += " ORDER BY seq \(order)"
+        let matcher = try options.selector.map { try MangoSelector($0) }
+        var results: [Change] = []
+        var pending = 0
+        let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+        while let row = try cursor.next() {
+            let id: String = try row[0]
+            let seq: Int = try row[1]
+            let deleted: Bool = try row[3]
+            if let matcher {
+                var doc = try JSON(parsing: try row[4] as String).objectValue ?? JSONObject()
+                doc["_id"] = .string(id)
+                if deleted || !matcher.matches(.object(doc)) { continue }
+            }
+            if let limit = options.limit, results.count >= limit {
+                pending += 1
+                continue
+            }
+            var revisions: [String] = [try row[2]]
+            if options.style == .allDocs {
+                let tree = try loadTree(db, id: id)
+                let winner = tree.winner?.revision
+                revisions = [winner?.description ?? revisions[0]] + tree.leaves.map(\.revision).filter { $0 != winner }.sorted(by: >).map(\.description)
+            }
+            var doc: JSONObject?
+            if options.includeDocs {
+                let tree = try loadTree(db, id: id)
+                if let w = tree.winner?.revision {
+                    doc = try assemble(db, id: id, rev: w, tree: tree, options: DocumentReadOptions(conflicts: options.conflicts))
+                }
+            }
+            results.append(Change(seq: seq, id: id, changes: revisions, deleted: deleted, doc: doc))
+        }
+        let last: Int
+        if options.descending {
+            last = results.last?.seq ?? 0
+        } else if pending > 0, let seq = results.last?.seq {
+            last = seq
+        } else {
+            last = max(lastSeq, options.since)
+        }
+        return ChangesResult(results: results, lastSeq: last, pending: options.descending ? 0 : pending)
+    }
+
+    func compact(_ db: Database) throws {
+        // A revision is a leaf when nothing names it as parent.
+        try db.execute(sql: """
+            UPDATE \(revs) SET body = NULL, attachments = NULL
+            WHERE body IS NOT NULL AND EXISTS (SELECT 1 FROM \(revs) AS child WHERE child.doc = \(revs).doc AND child.parent = \(revs).rev)
+            """)
+        try db.execute(sql: """
+            DELETE FROM \(blobs) WHERE digest NOT IN (
+              SELECT json_extract(a.value, '$.digest') FROM \(revs), json_each(\(revs).attachments) AS a WHERE \(revs).attachments IS NOT NULL)
+            """)
+    }
+
+    // MARK: local documents
+
+    func readLocal(_ db: Database, id: String) throws -> JSONObject {
+        guard let row = try Row.fetchOne(db, sql: "SELECT rev, body FROM \(local) WHERE id = ?", arguments: [id]) else { throw DocumentError.missing }
+        var doc: JSONObject = ["_id": .string(id), "_rev": .string("0-\(try row[0] as Int)")]
+        for (k, v) in try JSON(parsing: try row[1] as String).objectValue ?? JSONObject() { doc[k] = v }
+        return doc
+    }
+
+    func writeLocal(_ db: Database, document: JSONObject) throws -> DocumentWriteResult {
+        guard let id = document["_id"]?.stringValue, id.hasPrefix("_local/"), id.count > 7 else {
+            throw DocumentError(.illegalDocumentID, "a local document id starts with _local/")
+        }
+        if document["_deleted"]?.boolValue == true {
+            try deleteLocal(db, id: id)
+            return DocumentWriteResult(id: id, rev: "0-0")
+        }
+        var body = JSONObject()
+        for (k, v) in document where k != "_id" && k != "_rev" { body[k] = v }
+        let current = try Int.fetchOne(db, sql: "SELECT rev FROM \(local) WHERE id = ?", arguments: [id]) ?? 0
+        try db.execute(sql: "INSERT INTO \(local)(id, rev, body) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET rev = excluded.rev, body = excluded.body",
+                       arguments: [id, current + 1, JSON.object(body).text])
+        return DocumentWriteResult(id: id, rev: "0-\(current + 1)")
+    }
+
+    func deleteLocal(_ db: Database, id: String) throws {
+        try db.execute(sql: "DELETE FROM \(local) WHERE id = ?", arguments: [id])
+        if db.changesCount == 0 { throw DocumentError.missing }
+    }
+}

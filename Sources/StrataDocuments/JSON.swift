@@ -1,0 +1,461 @@
+import Foundation
+
+/// A JSON value exactly as a document holds it: object keys keep their
+/// order, numbers keep the text they were written with (no rounding through
+/// `Double`, no `1.0` becoming `1`), strings are Unicode text.
+///
+/// CouchDB hands documents back as they were stored, so the store parses and
+/// writes JSON itself instead of going through `JSONSerialization`.
+public enum JSON: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    /// A number, as its JSON literal (`12`, `-0.5`, `1e300`).
+    case number(String)
+    case string(String)
+    case array([JSON])
+    case object(JSONObject)
+
+    /// A number value from an integer.
+    public static func int(_ value: Int) -> JSON { .number(String(value)) }
+
+    /// The string, when this is a string.
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    /// The object, when this is an object.
+    public var objectValue: JSONObject? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+
+    /// The elements, when this is an array.
+    public var arrayValue: [JSON]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+
+    /// The number as a `Double`, when this is a number.
+    public var doubleValue: Double? {
+        if case .number(let n) = self { return Double(n) }
+        return nil
+    }
+
+    /// The number as an `Int`, when this is a number with an integral value.
+    public var intValue: Int? {
+        guard case .number(let n) = self else { return nil }
+        if let i = Int(n) { return i }
+        if let d = Double(n), d.rounded() == d, abs(d) < 9.0e15 { return Int(d) }
+        return nil
+    }
+
+    /// The Boolean, when this is `true` or `false`.
+    public var boolValue: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+
+    /// The member named `key`, when this is an object that has it.
+    public subscript(key: String) -> JSON? {
+        objectValue?[key]
+    }
+
+    /// The JSON text of the value, compact (no spaces), keys in their order.
+    public var text: String {
+        var out = ""
+        write(to: &out, sortingKeys: false)
+        return out
+    }
+
+    /// The JSON text with object keys sorted by their UTF-8 bytes: the form
+    /// revision ids are computed over, so that two peers making the same edit
+    /// agree.
+    public var canonicalText: String {
+        var out = ""
+        write(to: &out, sortingKeys: true)
+        return out
+    }
+
+    func write(to out: inout String, sortingKeys: Bool) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .number(let n): out += n
+        case .string(let s): JSON.writeString(s, to: &out)
+        case .array(let elements):
+            out += "["
+            for (i, e) in elements.enumerated() {
+                if i > 0 { out += "," }
+                e.write(to: &out, sortingKeys: sortingKeys)
+            }
+            out += "]"
+        case .object(let object):
+            out += "{"
+            var pairs = object.pairs
+            if sortingKeys { pairs.sort { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) } }
+            for (i, pair) in pairs.enumerated() {
+                if i > 0 { out += "," }
+                JSON.writeString(pair.key, to: &out)
+                out += ":"
+                pair.value.write(to: &out, sortingKeys: sortingKeys)
+            }
+            out += "}"
+        }
+    }
+
+    static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}
+
+/// A JSON object: members in the order they were written.
+public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    /// The members, in order.
+    public private(set) var pairs: [(key: String, value: JSON)]
+
+    public init() { pairs = [] }
+
+    public init(_ pairs: [(key: String, value: JSON)]) {
+        self.pairs = []
+        for pair in pairs { self[pair.key] = pair.value }
+    }
+
+    public init(dictionaryLiteral elements: (String, JSON)...) {
+        self.init(elements.map { (key: $0.0, value: $0.1) })
+    }
+
+    /// The member named `key`; setting `nil` removes it, setting a new key
+    /// appends it.
+    public subscript(key: String) -> JSON? {
+        get { pairs.first { $0.key == key }?.value }
+        set {
+            if let i = pairs.firstIndex(where: { $0.key == key }) {
+                if let newValue { pairs[i].value = newValue } else { pairs.remove(at: i) }
+            } else if let newValue {
+                pairs.append((key, newValue))
+            }
+        }
+    }
+
+    public var keys: [String] { pairs.map(\.key) }
+    public var isEmpty: Bool { pairs.isEmpty }
+    public var count: Int { pairs.count }
+
+    public func makeIterator() -> IndexingIterator<[(key: String, value: JSON)]> {
+        pairs.makeIterator()
+    }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.pairs.count == rhs.pairs.count
+            && zip(lhs.pairs, rhs.pairs).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(pairs.count)
+        for pair in pairs {
+            hasher.combine(pair.key)
+            hasher.combine(pair.value)
+        }
+    }
+}
+
+/// Why a JSON text could not be read.
+public struct JSONSyntaxError: Error, CustomStringConvertible, Sendable {
+    /// What was wrong.
+    public var message: String
+    /// The byte offset where it was found.
+    public var offset: Int
+    public var description: String { "invalid JSON at byte \(offset): \(message)" }
+}
+
+extension JSON {
+    /// Reads one JSON value from `text` (UTF-8); whitespace around it is
+    /// allowed, anything else after it is an error.
+    public init(parsing text: String) throws {
+        try self.init(parsing: Array(text.utf8))
+    }
+
+    /// Reads one JSON value from UTF-8 bytes.
+    public init(parsing data: Data) throws {
+        try self.init(parsing: [UInt8](data))
+    }
+
+    /// Reads one JSON value from UTF-8 bytes.
+    public init(parsing bytes: [UInt8]) throws {
+        var parser = JSONParser(bytes: bytes)
+        self = try parser.parseDocument()
+    }
+}
+
+struct JSONParser {
+    let bytes: [UInt8]
+    var i = 0
+    var depth = 0
+    static let maximumDepth = 256
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    func fail(_ message: String) -> JSONSyntaxError { JSONSyntaxError(message: message, offset: i) }
+
+    mutating func parseDocument() throws -> JSON {
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        skipSpace()
+        let value = try parseValue()
+        skipSpace()
+        if i < bytes.count { throw fail("unexpected text after the value") }
+        return value
+    }
+
+    mutating func skipSpace() {
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+    }
+
+    mutating func expect(_ literal: String, _ value: JSON) throws -> JSON {
+        let lit = Array(literal.utf8)
+        guard i + lit.count <= bytes.count, Array(bytes[i..<i + lit.count]) == lit else {
+            throw fail("unexpected character")
+        }
+        i += lit.count
+        return value
+    }
+
+    mutating func parseValue() throws -> JSON {
+        guard i < bytes.count else { throw fail("unexpected end of text") }
+        switch bytes[i] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): return try expect("true", .bool(true))
+        case UInt8(ascii: "f"): return try expect("false", .bool(false))
+        case UInt8(ascii: "n"): return try expect("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    mutating func enter() throws {
+        depth += 1
+        if depth > JSONParser.maximumDepth { throw fail("nested more than \(JSONParser.maximumDepth) levels") }
+    }
+
+    mutating func parseObject() throws -> JSON {
+        try enter()
+        i += 1
+        var object = JSONObject()
+        skipSpace()
+        if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+            i += 1
+            depth -= 1
+            return .object(object)
+        }
+        while true {
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let key = try parseString()
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            i += 1
+            skipSpace()
+            let value = try parseValue()
+            object[key] = value
+            skipSpace()
+            guard i < bytes.count else { throw fail("unexpected end of text") }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "}") { i += 1; break }
+            throw fail("expected ',' or '}'")
+        }
+        depth -= 1
+        return .object(object)
+    }
+
+    mutating func parseArray() throws -> JSON {
+        try enter()
+        i += 1
+        var elements: [JSON] = []
+        skipSpace()
+        if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+            i += 1
+            depth -= 1
+            return .array(elements)
+        }
+        while true {
+            skipSpace()
+            elements.append(try parseValue())
+            skipSpace()
+            guard i < bytes.count else { throw fail("unexpected end of text") }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "]") { i += 1; break }
+            throw fail("expected ',' or ']'")
+        }
+        depth -= 1
+        return .array(elements)
+    }
+
+    mutating func parseNumber() throws -> JSON {
+        let start = i
+        if bytes[i] == UInt8(ascii: "-") { i += 1 }
+        func digits(_ p: inout JSONParser) -> Int {
+            let s = p.i
+            while p.i < p.bytes.count, p.bytes[p.i] >= 0x30, p.bytes[p.i] <= 0x39 { p.i += 1 }
+            return p.i - s
+        }
+        guard i < bytes.count else { throw fail("a number needs digits") }
+        if bytes[i] == UInt8(ascii: "0") {
+            i += 1
+        } else if digits(&self) == 0 {
+            throw fail("a number needs digits")
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            if digits(&self) == 0 { throw fail("a fraction needs digits") }
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            if digits(&self) == 0 { throw fail("an exponent needs digits") }
+        }
+        return .number(String(decoding: bytes[start..<i], as: UTF8.self))
+    }
+
+    mutating func hex4() throws -> UInt32 {
+        guard i + 4 <= bytes.count else { throw fail("\\u needs four hex digits") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = bytes[i]
+            let d: UInt32
+            switch c {
+            case 0x30...0x39: d = UInt32(c - 0x30)
+            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
+            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
+            default: throw fail("\\u needs four hex digits")
+            }
+            v = v * 16 + d
+            i += 1
+        }
+        return v
+    }
+
+    mutating func parseString() throws -> String {
+        i += 1
+        var out: [UInt8] = []
+        var start = i
+        while true {
+            guard i < bytes.count else { throw fail("unterminated string") }
+            let c = bytes[i]
+            if c == UInt8(ascii: "\"") {
+                out.append(contentsOf: bytes[start..<i])
+                i += 1
+                break
+            }
+            if c < 0x20 { throw fail("control character in a string") }
+            if c != UInt8(ascii: "\\") { i += 1; continue }
+            out.append(contentsOf: bytes[start..<i])
+            i += 1
+            guard i < bytes.count else { throw fail("unterminated string") }
+            let e = bytes[i]
+            i += 1
+            switch e {
+            case UInt8(ascii: "\""): out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C)
+            case UInt8(ascii: "/"): out.append(0x2F)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if scalar >= 0xD800, scalar < 0xDC00 {
+                    if i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") {
+                        i += 2
+                        let low = try hex4()
+                        if low >= 0xDC00, low < 0xE000 {
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        } else {
+                            scalar = 0xFFFD
+                        }
+                    } else {
+                        scalar = 0xFFFD
+                    }
+                } else if scalar >= 0xDC00, scalar < 0xE000 {
+                    scalar = 0xFFFD
+                }
+                out.append(contentsOf: Array(String(Unicode.Scalar(scalar) ?? "\u{FFFD}").utf8))
+            default: throw fail("invalid escape")
+            }
+            start = i
+        }
+        guard let s = String(validating: out, as: UTF8.self) else {
+            throw fail("a string is not valid UTF-8")
+        }
+        return s
+    }
+}
+
+// MARK: - Collation
+
+extension JSON {
+    /// The rank of the value's type in CouchDB's collation:
+    /// null < false < true < numbers < strings < arrays < objects.
+    var collationRank: Int {
+        switch self {
+        case .null: return 0
+        case .bool(let b): return b ? 2 : 1
+        case .number: return 3
+        case .string: return 4
+        case .array: return 5
+        case .object: return 6
+        }
+    }
+
+    /// Orders two values as CouchDB's view collation does. Strings compare
+    /// by Unicode code points here (CouchDB uses ICU's collation), which
+    /// agrees with CouchDB for ASCII text of one case.
+    public static func collate(_ a: JSON, _ b: JSON) -> Int {
+        let ra = a.collationRank, rb = b.collationRank
+        if ra != rb { return ra < rb ? -1 : 1 }
+        switch (a, b) {
+        case (.number(let x), .number(let y)):
+            let dx = Double(x) ?? 0, dy = Double(y) ?? 0
+            return dx < dy ? -1 : (dx > dy ? 1 : 0)
+        case (.string(let x), .string(let y)):
+            return x == y ? 0 : (x.unicodeScalars.lexicographicallyPrecedes(y.unicodeScalars) { $0.value < $1.value } ? -1 : 1)
+        case (.array(let x), .array(let y)):
+            for (ex, ey) in zip(x, y) {
+                let c = collate(ex, ey)
+                if c != 0 { return c }
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        case (.object(let x), .object(let y)):
+            for (px, py) in zip(x.pairs, y.pairs) {
+                let k = collate(.string(px.key), .string(py.key))
+                if k != 0 { return k }
+                let v = collate(px.value, py.value)
+                if v != 0 { return v }
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        default:
+            return 0
+        }
+    }
+}

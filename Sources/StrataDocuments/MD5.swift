@@ -1,0 +1,86 @@
+/// MD5 (RFC 1321), which CouchDB uses for attachment digests
+/// (`md5-<base64>`) and revision ids. Not used for anything secret.
+struct MD5 {
+    private var state: (UInt32, UInt32, UInt32, UInt32) = (0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476)
+    private var buffer: [UInt8] = []
+    private var length: UInt64 = 0
+
+    private static let shifts: [UInt32] = [
+        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
+        5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
+        4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
+        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+    ]
+
+    private static let table: [UInt32] = (0..<64).map { i in
+        UInt32(truncatingIfNeeded: Int64(abs(sin(Double(i + 1))) * 4294967296.0))
+    }
+
+    mutating func update<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+        for byte in bytes {
+            buffer.append(byte)
+            length &+= 1
+            if buffer.count == 64 {
+                processBlock(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    mutating func finish() -> [UInt8] {
+        let bitLength = length &* 8
+        var tail: [UInt8] = [0x80]
+        while (buffer.count + tail.count) % 64 != 56 { tail.append(0) }
+        for i in 0..<8 { tail.append(UInt8(truncatingIfNeeded: bitLength >> (8 * UInt64(i)))) }
+        let saved = length
+        update(tail)
+        length = saved
+        var digest: [UInt8] = []
+        for word in [state.0, state.1, state.2, state.3] {
+            for i in 0..<4 { digest.append(UInt8(truncatingIfNeeded: word >> (8 * UInt32(i)))) }
+        }
+        return digest
+    }
+
+    private mutating func processBlock(_ block: [UInt8]) {
+        var m = [UInt32](repeating: 0, count: 16)
+        for i in 0..<16 {
+            m[i] = UInt32(block[4 * i]) | UInt32(block[4 * i + 1]) << 8 | UInt32(block[4 * i + 2]) << 16 | UInt32(block[4 * i + 3]) << 24
+        }
+        var (a, b, c, d) = state
+        for i in 0..<64 {
+            var f: UInt32
+            let g: Int
+            switch i {
+            case 0..<16: f = (b & c) | (~b & d); g = i
+            case 16..<32: f = (d & b) | (~d & c); g = (5 * i + 1) % 16
+            case 32..<48: f = b ^ c ^ d; g = (3 * i + 5) % 16
+            default: f = c ^ (b | ~d); g = (7 * i) % 16
+            }
+            f = f &+ a &+ MD5.table[i] &+ m[g]
+            a = d
+            d = c
+            c = b
+            b = b &+ ((f << MD5.shifts[i]) | (f >> (32 - MD5.shifts[i])))
+        }
+        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
+    }
+
+    static func digest<S: Sequence>(_ bytes: S) -> [UInt8] where S.Element == UInt8 {
+        var md5 = MD5()
+        md5.update(bytes)
+        return md5.finish()
+    }
+
+    static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+        digest(bytes).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+import Foundation

@@ -1,0 +1,255 @@
+import Foundation
+import Strata
+import StrataDocuments
+import StrataTestHelpers
+import Testing
+
+func makeDocuments() throws -> DocumentDatabase {
+    try DocumentDatabase(path: try makeTemporaryPath())
+}
+
+func obj(_ text: String) throws -> JSONObject {
+    try #require(try JSON(parsing: text).objectValue)
+}
+
+@Suite struct DocumentDatabaseTests {
+    @Test func createReadUpdateAndConflict() throws {
+        let db = try makeDocuments()
+        let first = try db.put(obj(#"{"_id":"poll1","question":"Tabs or spaces?","votes":{"tabs":0}}"#))
+        #expect(first.rev.hasPrefix("1-"))
+        #expect(first.rev.count == 34)
+        let doc = try db.document(id: "poll1")
+        #expect(doc.keys == ["_id", "_rev", "question", "votes"])
+        #expect(doc["_rev"] == .string(first.rev))
+
+        var edit = doc
+        edit["votes"] = .object(["tabs": .int(1)])
+        let second = try db.put(edit)
+        #expect(second.rev.hasPrefix("2-"))
+        // The first revision is no longer a leaf: editing it again is a conflict.
+        #expect(throws: DocumentError(.conflict, "Document update conflict.")) { try db.put(edit) }
+        // A new document with an existing id and no rev is a conflict too.
+        #expect(throws: DocumentError.self) { try db.put(obj(#"{"_id":"poll1"}"#)) }
+        #expect(try db.document(id: "poll1")["votes"] == .object(["tabs": .int(1)]))
+    }
+
+    @Test func revisionIDsAreDeterministic() throws {
+        let a = try makeDocuments(), b = try makeDocuments()
+        let ra = try a.put(obj(#"{"_id":"x","n":1,"m":[1,2]}"#))
+        let rb = try b.put(obj(#"{"m":[1,2],"_id":"x","n":1}"#))
+        #expect(ra.rev == rb.rev)
+        #expect(ra.rev.dropFirst(2).allSatisfy { $0.isHexDigit && !$0.isUppercase })
+        let other = try b.put(obj(#"{"_id":"y","n":2}"#))
+        #expect(other.rev != ra.rev)
+    }
+
+    @Test func deleteThenRecreate() throws {
+        let db = try makeDocuments()
+        let r1 = try db.put(obj(#"{"_id":"d","v":1}"#))
+        let r2 = try db.delete(id: "d", rev: r1.rev)
+        #expect(r2.rev.hasPrefix("2-"))
+        #expect(throws: DocumentError(.notFound, "deleted")) { try db.document(id: "d") }
+        #expect(throws: DocumentError(.notFound, "missing")) { try db.document(id: "nope") }
+        // An old revision stays readable by rev until compaction.
+        #expect(try db.document(id: "d", options: DocumentReadOptions(rev: r1.rev))["v"] == .int(1))
+        let r3 = try db.put(obj(#"{"_id":"d","v":3}"#))
+        #expect(r3.rev.hasPrefix("3-"))
+        #expect(try db.info().documentCount == 1)
+        try db.compact()
+        #expect(throws: DocumentError.self) { try db.document(id: "d", options: DocumentReadOptions(rev: r1.rev)) }
+    }
+
+    @Test func badInputGetsCouchDBsErrors() throws {
+        let db = try makeDocuments()
+        #expect(throws: DocumentError(.badRequest, "Bad special document member: _foo")) { try db.put(obj(#"{"_id":"a","_foo":1}"#)) }
+        #expect(throws: DocumentError(.illegalDocumentID, "Only reserved document ids may start with underscore.")) { try db.put(obj(#"{"_id":"_x"}"#)) }
+        #expect(throws: DocumentError(.badRequest, "Invalid rev format")) { try db.put(obj(#"{"_id":"a","_rev":"nonsense"}"#)) }
+        #expect(throws: DocumentError(.badRequest, "Invalid rev format")) { try db.put(obj(#"{"_id":"a","_rev":"1-zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"}"#)) }
+        #expect(throws: DocumentError(.conflict, "Document update conflict.")) { try db.put(obj(#"{"_id":"a","_rev":"1-abc"}"#)) }
+        #expect(try db.info().updateSequence == 0)
+    }
+
+    /// The transcript's injection: `3-aaaa…` by new_edits=false beats `3-15c3…`
+    /// and the loser is listed as a conflict.
+    @Test func replicatedBranchWinsByHashAndTheLoserIsAConflict() throws {
+        let db = try makeDocuments()
+        let revisions = #"{"start":3,"ids":["15c35d29cdc2e473f3d0cf7e0a0da534","526cbea2d46ef4388db1b43c19cda5b3","0e55d91f157385d2d3ed04658664b83a"]}"#
+        try db.put(obj(#"{"_id":"poll1","_rev":"3-15c35d29cdc2e473f3d0cf7e0a0da534","question":"Tabs or spaces?","_revisions":\#(revisions)}"#), newEdits: false)
+        let conflicting = #"{"start":3,"ids":["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","526cbea2d46ef4388db1b43c19cda5b3","0e55d91f157385d2d3ed04658664b83a"]}"#
+        let doc = try obj(#"{"_id":"poll1","_rev":"3-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","question":"conflicting","_revisions":\#(conflicting)}"#)
+        try db.put(doc, newEdits: false)
+        try db.put(doc, newEdits: false) // idempotent
+        let winner = try db.document(id: "poll1", options: DocumentReadOptions(conflicts: true))
+        #expect(winner["_rev"] == .string("3-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"))
+        #expect(winner["_conflicts"] == .array([.string("3-15c35d29cdc2e473f3d0cf7e0a0da534")]))
+        let revs = try db.document(id: "poll1", options: DocumentReadOptions(revs: true))
+        #expect(revs["_revisions"] == .object(try obj(conflicting)))
+        let leaves = try db.openRevisions(id: "poll1", revisions: nil)
+        #expect(leaves.count == 2)
+        // A deleted leaf loses to a live one whatever its depth.
+        try db.put(obj(#"{"_id":"poll1","_rev":"4-ffffffffffffffffffffffffffffffff","_deleted":true,"_revisions":{"start":4,"ids":["ffffffffffffffffffffffffffffffff","aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]}}"#), newEdits: false)
+        #expect(try db.document(id: "poll1")["_rev"] == .string("3-15c35d29cdc2e473f3d0cf7e0a0da534"))
+        let deletedConflicts = try db.document(id: "poll1", options: DocumentReadOptions(deletedConflicts: true))["_deleted_conflicts"]
+        #expect(deletedConflicts == .array([.string("4-ffffffffffffffffffffffffffffffff")]))
+        // Non-hex, short revs are stored as given when replicated.
+        try db.put(obj(#"{"_id":"odd","_rev":"1-abc"}"#), newEdits: false)
+        #expect(try db.document(id: "odd") == obj(#"{"_id":"odd","_rev":"1-abc"}"#))
+    }
+
+    @Test func revsDiffGivesMissingAndPossibleAncestors() throws {
+        let db = try makeDocuments()
+        try db.put(obj(#"{"_id":"poll1","_rev":"3-15c35d29cdc2e473f3d0cf7e0a0da534","_revisions":{"start":3,"ids":["15c35d29cdc2e473f3d0cf7e0a0da534","526cbea2d46ef4388db1b43c19cda5b3"]}}"#), newEdits: false)
+        try db.put(obj(#"{"_id":"poll1","_rev":"3-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","_revisions":{"start":3,"ids":["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","526cbea2d46ef4388db1b43c19cda5b3"]}}"#), newEdits: false)
+        let diff = try db.revisionsDiff([
+            "poll1": ["4-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "3-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"],
+            "zzz": ["1-cccccccccccccccccccccccccccccccc"],
+        ])
+        #expect(diff["poll1"]?.missing == ["4-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"])
+        #expect(diff["poll1"]?.possibleAncestors == ["3-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "3-15c35d29cdc2e473f3d0cf7e0a0da534"])
+        #expect(diff["zzz"]?.missing == ["1-cccccccccccccccccccccccccccccccc"])
+        #expect(diff["zzz"]?.possibleAncestors == [])
+    }
+
+    @Test func stemmingKeepsRevsLimitAncestors() throws {
+        let db = try makeDocuments()
+        try db.setRevisionsLimit(3)
+        var rev = try db.put(obj(#"{"_id":"s","n":0}"#)).rev
+        for n in 1...6 {
+            rev = try db.put(obj(#"{"_id":"s","_rev":"\#(rev)","n":\#(n)}"#)).rev
+        }
+        let doc = try db.document(id: "s", options: DocumentReadOptions(revs: true))
+        #expect(doc["_revisions"]?["start"] == .int(7))
+        #expect(doc["_revisions"]?["ids"]?.arrayValue?.count == 3)
+        #expect(doc["n"] == .int(6))
+    }
+
+    @Test func localDocumentsHaveNoHistoryAndLastWriteWins() throws {
+        let db = try makeDocuments()
+        #expect(try db.putLocal(obj(#"{"_id":"_local/ck","last_seq":"1"}"#)).rev == "0-1")
+        #expect(try db.localDocument(id: "_local/ck") == obj(#"{"_id":"_local/ck","_rev":"0-1","last_seq":"1"}"#))
+        // A stale or missing _rev is accepted.
+        #expect(try db.putLocal(obj(#"{"_id":"_local/ck","_rev":"0-0","last_seq":"2"}"#)).rev == "0-2")
+        // Local documents are not in the changes feed or _all_docs.
+        #expect(try db.changes().results.isEmpty)
+        #expect(try db.allDocuments().totalRows == 0)
+        try db.deleteLocal(id: "_local/ck")
+        #expect(throws: DocumentError.self) { try db.localDocument(id: "_local/ck") }
+    }
+
+    @Test func attachmentsAreDeduplicatedByDigestAndKeptAsStubs() throws {
+        let db = try makeDocuments()
+        let data = Data("hello world".utf8)
+        let r1 = try db.putAttachment(id: "a", name: "greeting.txt", rev: nil, contentType: "text/plain", data: data)
+        let r2 = try db.putAttachment(id: "b", name: "same.txt", rev: nil, contentType: "text/plain", data: data)
+        let doc = try db.document(id: "a")
+        let stub = try #require(doc["_attachments"]?["greeting.txt"])
+        #expect(stub["digest"] == .string("md5-XrY7u+Ae7tCTyyK7j1rNww=="))
+        #expect(stub["length"] == .int(11))
+        #expect(stub["stub"] == .bool(true))
+        #expect(stub["revpos"] == .int(1))
+        // An edit that keeps the stub keeps the attachment.
+        var edit = doc
+        edit["title"] = .string("t")
+        let r3 = try db.put(edit)
+        #expect(try db.attachment(id: "a", name: "greeting.txt").data == data)
+        #expect(try db.document(id: "a")["_attachments"]?["greeting.txt"]?["revpos"] == .int(1))
+        let blobs = try db.writer.read { try Int.fetchOne($0, sql: #"SELECT count(*) FROM "couch_attachments""#) }
+        #expect(blobs == 1)
+        let inline = try db.document(id: "b", options: DocumentReadOptions(attachments: true))
+        #expect(inline["_attachments"]?["same.txt"]?["data"] == .string(data.base64EncodedString()))
+        #expect(r1.id == "a" && r2.id == "b" && r3.rev.hasPrefix("2-"))
+        try db.deleteAttachment(id: "a", name: "greeting.txt", rev: r3.rev)
+        #expect(throws: DocumentError.self) { try db.attachment(id: "a", name: "greeting.txt") }
+        // A stub naming nothing is refused.
+        #expect(throws: DocumentError.self) { try db.put(obj(#"{"_id":"c","_attachments":{"x":{"stub":true}}}"#)) }
+    }
+
+    @Test func changesFeedInSequenceOrder() throws {
+        let db = try makeDocuments()
+        let a = try db.put(obj(#"{"_id":"a"}"#))
+        try db.put(obj(#"{"_id":"b","type":"ballot"}"#))
+        try db.put(obj(#"{"_id":"_design/app"}"#))
+        try db.put(obj(#"{"_id":"a","_rev":"\#(a.rev)","v":2}"#))
+        let all = try db.changes()
+        #expect(all.results.map(\.id) == ["b", "_design/app", "a"])
+        #expect(all.results.map(\.seq) == [2, 3, 4])
+        #expect(all.lastSeq == 4)
+        let since = try db.changes(ChangesOptions(since: 2, limit: 1))
+        #expect(since.results.map(\.id) == ["_design/app"])
+        #expect(since.pending == 1)
+        #expect(since.lastSeq == 3)
+        #expect(try db.changes(ChangesOptions(descending: true)).results.map(\.id) == ["a", "_design/app", "b"])
+        #expect(try db.changes(ChangesOptions(documentIDs: ["a"])).results.map(\.id) == ["a"])
+        #expect(try db.changes(ChangesOptions(designOnly: true)).results.map(\.id) == ["_design/app"])
+        #expect(try db.changes(ChangesOptions(selector: .object(["type": .string("ballot")]))).results.map(\.id) == ["b"])
+        let withDocs = try db.changes(ChangesOptions(since: 3, includeDocs: true))
+        #expect(withDocs.results.first?.doc?["v"] == .int(2))
+    }
+
+    @Test func liveChangesDeliverNewWrites() async throws {
+        let db = try makeDocuments()
+        try db.put(obj(#"{"_id":"before"}"#))
+        var iterator = db.liveChanges().makeAsyncIterator()
+        let first = try await iterator.next()
+        #expect(first?.id == "before")
+        try db.put(obj(#"{"_id":"after"}"#))
+        let second = try await iterator.next()
+        #expect(second?.id == "after")
+    }
+
+    @Test func allDocsPagesByID() throws {
+        let db = try makeDocuments()
+        for id in ["c", "a", "b", "d"] { try db.put(obj(#"{"_id":"\#(id)"}"#)) }
+        let page = try db.allDocuments(AllDocumentsOptions(startKey: "b", limit: 2))
+        #expect(page.totalRows == 4)
+        #expect(page.offset == 1)
+        #expect(page.rows.compactMap { $0["id"]?.stringValue } == ["b", "c"])
+        let keyed = try db.allDocuments(AllDocumentsOptions(keys: ["d", "zz"], includeDocs: true))
+        #expect(keyed.offset == nil)
+        #expect(keyed.rows[1] == .object(["key": .string("zz"), "error": .string("not_found")]))
+        #expect(keyed.rows[0]["doc"]?["_id"] == .string("d"))
+        let desc = try db.allDocuments(AllDocumentsOptions(endKey: "b", inclusiveEnd: false, descending: true))
+        #expect(desc.rows.compactMap { $0["id"]?.stringValue } == ["d", "c"])
+    }
+
+    @Test func bulkWritesReportEachDocument() throws {
+        let db = try makeDocuments()
+        try db.put(obj(#"{"_id":"taken"}"#))
+        let results = try db.bulkPut([try obj(#"{"_id":"new"}"#), try obj(#"{"_id":"taken"}"#), try obj(#"{"v":1}"#)])
+        #expect(results.count == 3)
+        if case .failure(let e) = results[1] { #expect(e.kind == .conflict) } else { Issue.record("expected a conflict") }
+        #expect(try db.info().documentCount == 3)
+        #expect(throws: DocumentError.self) {
+            try db.bulkPut([try obj(#"{"_id":"n2"}"#), try obj(#"{"_id":"taken"}"#)], allOrNothing: true)
+        }
+        #expect(try db.info().documentCount == 3)
+    }
+
+    struct Vote: Document, Equatable {
+        var _id: String
+        var _rev: String?
+        var question: String
+        var answer: Int
+    }
+
+    @Test func codableDocuments() throws {
+        let db = try makeDocuments()
+        var vote = Vote(_id: "v1", _rev: nil, question: "q1", answer: 2)
+        vote._rev = try db.put(vote).rev
+        #expect(try db.document(Vote.self, id: "v1") == vote)
+        vote.answer = 3
+        vote._rev = try db.put(vote).rev
+        #expect(vote._rev?.hasPrefix("2-") == true)
+        let found = try db.find(Vote.self, FindQuery(selector: .object(["answer": .object(["$gt": .int(2)])])))
+        #expect(found == [vote])
+    }
+
+    @Test func documentsLiveBesideRelationalTables() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { try $0.execute(sql: "CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT)") }
+        let docs = try DocumentDatabase(queue, name: "votes")
+        try docs.put(obj(#"{"_id":"v"}"#))
+        let tables = try queue.read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") }
+        #expect(tables.contains("notes") && tables.contains("votes_docs") && tables.contains("votes_revs"))
+    }
+}

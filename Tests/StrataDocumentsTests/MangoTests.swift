@@ -1,0 +1,107 @@
+import Foundation
+import Strata
+import StrataDocuments
+import Testing
+
+@Suite struct MangoTests {
+    func matches(_ selector: String, _ doc: String) throws -> Bool {
+        try MangoSelector(JSON(parsing: selector)).matches(JSON(parsing: doc))
+    }
+
+    @Test func everyOperator() throws {
+        let doc = #"{"_id":"d","n":5,"s":"hello","b":true,"z":null,"tags":["a","b"],"nested":{"x":1},"points":[{"v":1},{"v":9}]}"#
+        let cases: [(String, Bool)] = [
+            (#"{"n":5}"#, true), (#"{"n":{"$eq":5}}"#, true), (#"{"n":{"$ne":5}}"#, false),
+            (#"{"n":{"$gt":4}}"#, true), (#"{"n":{"$gte":5}}"#, true), (#"{"n":{"$lt":5}}"#, false), (#"{"n":{"$lte":5}}"#, true),
+            (#"{"s":{"$gt":5}}"#, true), // strings sort after numbers
+            (#"{"missing":{"$exists":false}}"#, true), (#"{"n":{"$exists":false}}"#, false), (#"{"missing":{"$ne":1}}"#, false),
+            (#"{"z":{"$type":"null"}}"#, true), (#"{"b":{"$type":"boolean"}}"#, true), (#"{"tags":{"$type":"array"}}"#, true),
+            (#"{"n":{"$in":[1,5]}}"#, true), (#"{"tags":{"$in":["b","q"]}}"#, true), (#"{"n":{"$nin":[5]}}"#, false),
+            (#"{"tags":{"$all":["a","b"]}}"#, true), (#"{"tags":{"$all":["a","c"]}}"#, false),
+            (#"{"points":{"$elemMatch":{"v":{"$gt":8}}}}"#, true), (#"{"points":{"$allMatch":{"v":{"$gt":0}}}}"#, true),
+            (#"{"points":{"$allMatch":{"v":{"$gt":1}}}}"#, false),
+            (#"{"tags":{"$size":2}}"#, true), (#"{"s":{"$regex":"^h.l"}}"#, true), (#"{"n":{"$mod":[2,1]}}"#, true),
+            (#"{"s":{"$beginsWith":"he"}}"#, true), (#"{"s":{"$beginsWith":"lo"}}"#, false),
+            (#"{"nested.x":1}"#, true), (#"{"nested":{"x":{"$gt":0}}}"#, true),
+            (#"{"$and":[{"n":5},{"b":true}]}"#, true), (#"{"$or":[{"n":4},{"b":true}]}"#, true),
+            (#"{"$nor":[{"n":4},{"b":false}]}"#, true), (#"{"$not":{"n":5}}"#, false), (#"{"n":{"$not":{"$eq":4}}}"#, true),
+            (#"{"_id":"d"}"#, true),
+        ]
+        for (selector, expected) in cases {
+            #expect(try matches(selector, doc) == expected, "\(selector)")
+        }
+        #expect(throws: DocumentError(.invalidOperator, "Invalid operator: $bogus")) { try MangoSelector(JSON(parsing: #"{"a":{"$bogus":1}}"#)) }
+    }
+
+    func seeded(_ count: Int = 60) throws -> DocumentDatabase {
+        let db = try makeDocuments()
+        var docs: [JSONObject] = []
+        for i in 0..<count {
+            docs.append(try obj(#"{"_id":"doc\#(String(format: "%03d", i))","type":"\#(i % 3 == 0 ? "ballot" : "question")","n":\#(i)}"#))
+        }
+        _ = try db.bulkPut(docs)
+        return db
+    }
+
+    @Test func findWithoutIndexWarnsAndRefusesSort() throws {
+        let db = try seeded()
+        let result = try db.find(FindQuery(selector: .object(["type": .string("ballot")]), limit: 5))
+        #expect(result.docs.count == 5)
+        #expect(result.warning == "No matching index found, create an index to optimize query time.")
+        #expect(throws: DocumentError(.noUsableIndex, "No index exists for this sort, try indexing by the sort fields.")) {
+            try db.find(FindQuery(selector: .object(["type": .string("ballot")]), sort: [("n", true)]))
+        }
+    }
+
+    @Test func indexIsARealSQLiteIndexAndServesSort() throws {
+        let db = try seeded()
+        let created = try db.createIndex(fields: ["type", "n"], name: "by-type")
+        #expect(created.result == "created")
+        #expect(created.ddoc.hasPrefix("_design/"))
+        #expect(try db.createIndex(fields: ["type", "n"], name: "by-type").result == "exists")
+        let query = FindQuery(selector: try JSON(parsing: #"{"type":"ballot","n":{"$gt":10}}"#), fields: ["_id", "n"], sort: [("type", false), ("n", false)], limit: 3)
+        let result = try db.find(query)
+        #expect(result.warning == nil)
+        #expect(result.docs.map { $0["n"] } == [.int(57), .int(54), .int(51)])
+        #expect(result.docs[0].keys == ["_id", "n"])
+        let plan = try db.writer.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + result.sql, arguments: ["ballot", 10]).map { try $0["detail"] as String }
+        }
+        #expect(plan.contains { $0.contains("SEARCH") && $0.contains("_idx_") }, "\(plan)")
+        let explained = try db.explain(query)
+        #expect(explained.index?.name == "by-type")
+    }
+
+    @Test func partialIndexHoldsOnlyMatchingDocuments() throws {
+        let db = try seeded()
+        _ = try db.createIndex(fields: ["n"], name: "ballots", partialFilterSelector: .object(["type": .string("ballot")]))
+        let result = try db.find(FindQuery(selector: try JSON(parsing: #"{"n":{"$gte":0}}"#), sort: [("n", true)], limit: 100, useIndex: "ballots"))
+        #expect(result.docs.count == 20)
+        let sql = result.sql
+        let plan = try db.writer.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: [0]).map { try $0["detail"] as String }
+        }
+        #expect(plan.contains { $0.contains("_idx_") }, "\(plan)")
+    }
+
+    @Test func bookmarkAdvancesUntilTheEnd() throws {
+        let db = try seeded(25)
+        var bookmark: String?
+        var seen: [String] = []
+        for _ in 0..<10 {
+            let page = try db.find(FindQuery(selector: .object(["n": .object(["$gte": .int(0)])]), limit: 10, bookmark: bookmark))
+            if page.docs.isEmpty { break }
+            #expect(page.bookmark != bookmark)
+            seen += page.docs.compactMap { $0["_id"]?.stringValue }
+            bookmark = page.bookmark
+        }
+        #expect(seen.count == 25)
+        #expect(Set(seen).count == 25)
+    }
+
+    @Test func collationOrdersTypes() throws {
+        let values = [#"{"a":1}"#, "[1]", #""b""#, #""a""#, "2", "1.5", "true", "false", "null"].reversed()
+        let sorted = try values.map { try JSON(parsing: $0) }.sorted { JSON.collate($0, $1) < 0 }
+        #expect(sorted.map(\.text) == ["null", "false", "true", "1.5", "2", #""a""#, #""b""#, "[1]", #"{"a":1}"#])
+    }
+}
