@@ -376,4 +376,10 @@ public struct ChangesResult: Sendable, Equatable {
     public var results: [Change]
     public var lastSeq: Int
     public var pending: Int
+
+    public init(results: [Change], lastSeq: Int, pending: Int) {
+        self.results = results
+        self.lastSeq = lastSeq
+        self.pending = pending
+    }
 }

@@ -60,8 +60,12 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
         .object(["error": .string(error), "reason": .string(reason)])
     }
 
-    static let conflict = DocumentError(.conflict, "Document update conflict.")
-    static let missing = DocumentError(.notFound, "missing")
-    static let deleted = DocumentError(.notFound, "deleted")
-    static let badRev = DocumentError(.badRequest, "Invalid rev format")
+    /// 409 `conflict`.
+    public static let conflict = DocumentError(.conflict, "Document update conflict.")
+    /// 404 `missing`.
+    public static let missing = DocumentError(.notFound, "missing")
+    /// 404 `deleted`.
+    public static let deleted = DocumentError(.notFound, "deleted")
+    /// 400 `Invalid rev format`.
+    public static let badRev = DocumentError(.badRequest, "Invalid rev format")
 }

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import StrataServer
+
+/// `strata serve`: CouchDB's HTTP API over a folder of databases.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a folder of document databases over CouchDB's HTTP API.",
+        discussion: """
+            Each database is one SQLite file in the data folder. Clients that speak \
+            CouchDB (curl, PouchDB, Python's couchdb packages, CouchDB's replicator) \
+            work unchanged. Without --admin nobody can create or delete databases.
+            """
+    )
+
+    @Option(name: .long, help: "The folder holding the databases (created when missing).")
+    var data: String
+
+    @Option(name: .long, help: "The port to listen on (0 picks a free one and prints it).")
+    var port: Int = 5984
+
+    @Option(name: .long, help: "The address to listen on.")
+    var bind: String = "127.0.0.1"
+
+    @Option(name: .long, help: "A server admin, NAME:PASSWORD (repeatable); also read from STRATA_ADMIN.")
+    var admin: [String] = []
+
+    func run() async throws {
+        try await reportingErrors {
+            var admins: [String: String] = [:]
+            for spec in admin + (ProcessInfo.processInfo.environment["STRATA_ADMIN"].map { [$0] } ?? []) {
+                guard let colon = spec.firstIndex(of: ":"), colon != spec.startIndex else {
+                    throw ValidationError("--admin takes NAME:PASSWORD, got '\(spec)'")
+                }
+                admins[String(spec[..<colon])] = String(spec[spec.index(after: colon)...])
+            }
+            let server = try CouchServer(dataDirectory: URL(fileURLWithPath: data), admins: admins)
+            let bind = self.bind
+            try await server.run(host: bind, port: port) { port in
+                FileHandle.standardOutput.write(Data("strata serve: CouchDB API on http://\(bind):\(port)/ (data in \(data))\n".utf8))
+            }
+        }
+    }
+}

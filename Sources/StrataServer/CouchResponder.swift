@@ -1,0 +1,700 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import NIOCore
+import StrataDocuments
+
+/// A request as the handlers see it: path segments decoded, query
+/// parameters, the body, and who is asking.
+struct CouchRequest: Sendable {
+    var method: HTTPRequest.Method
+    var segments: [String]
+    var query: [String: String]
+    var headers: HTTPFields
+    var body: [UInt8]
+    var user: String?
+
+    var isAdmin: Bool { user != nil }
+
+    func flag(_ name: String) -> Bool { query[name] == "true" }
+
+    func int(_ name: String) throws -> Int? {
+        guard let text = query[name] else { return nil }
+        guard let n = Int(text) else { throw DocumentError(.badRequest, "Invalid value for \(name): \(text)") }
+        return n
+    }
+
+    func jsonQuery(_ name: String) throws -> JSON? {
+        guard let text = query[name] else { return nil }
+        do { return try JSON(parsing: text) } catch { throw DocumentError(.badRequest, "Invalid JSON in \(name)") }
+    }
+
+    func json() throws -> JSON {
+        guard !body.isEmpty else { throw DocumentError(.badRequest, "Request body must be a JSON object") }
+        do { return try JSON(parsing: body) } catch { throw DocumentError(.badRequest, "invalid UTF-8 JSON") }
+    }
+
+    func object() throws -> JSONObject {
+        guard let o = try json().objectValue else { throw DocumentError(.badRequest, "Request body must be a JSON object") }
+        return o
+    }
+}
+
+struct HTTPAnswer {
+    var status: HTTPResponse.Status
+    var json: JSON?
+    var headers: HTTPFields = [:]
+    var raw: (contentType: String, data: Data)?
+    var stream: ResponseBody?
+}
+
+@available(macOS 14, iOS 17, tvOS 17, *)
+struct CouchResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+    let server: CouchServer
+
+    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+        var request = request
+        let answer: HTTPAnswer
+        do {
+            let couch = try await parse(&request)
+            answer = try await route(couch)
+        } catch let error as DocumentError {
+            answer = HTTPAnswer(status: .init(code: error.status), json: error.json)
+        } catch {
+            answer = HTTPAnswer(status: .internalServerError, json: .object(["error": .string("unknown_error"), "reason": .string(String(describing: error))]))
+        }
+        var headers = answer.headers
+        headers[.server] = "CouchDB/3.4.3 (Strata)"
+        headers[.cacheControl] = "must-revalidate"
+        if let stream = answer.stream {
+            headers[.contentType] = headers[.contentType] ?? "application/json"
+            return Response(status: answer.status, headers: headers, body: stream)
+        }
+        if let raw = answer.raw {
+            headers[.contentType] = raw.contentType
+            return Response(status: answer.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: raw.data)))
+        }
+        headers[.contentType] = "application/json"
+        let text = (answer.json?.text ?? "") + "\n"
+        if request.method == .head {
+            headers[.contentLength] = String(text.utf8.count)
+            return Response(status: answer.status, headers: headers, body: ResponseBody())
+        }
+        return Response(status: answer.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    func parse(_ request: inout Request) async throws -> CouchRequest {
+        let rawPath = request.uri.path
+        let segments = rawPath.split(separator: "/", omittingEmptySubsequences: true).map { String($0).removingPercentEncoding ?? String($0) }
+        var query: [String: String] = [:]
+        for (k, v) in request.uri.queryParameters {
+            query[String(k).removingPercentEncoding ?? String(k)] = String(v).removingPercentEncoding ?? String(v)
+        }
+        var body: [UInt8] = []
+        if request.method != .get, request.method != .head {
+            do {
+                let buffer = try await request.collectBody(upTo: server.maximumBodySize)
+                body = Array(buffer.readableBytesView)
+            } catch {
+                throw DocumentError(.badRequest, "the request body is larger than \(server.maximumBodySize) bytes")
+            }
+            if request.headers[.contentEncoding]?.lowercased() == "gzip" {
+                throw DocumentError(.badRequest, "gzip request bodies are not supported yet")
+            }
+        }
+        return CouchRequest(method: request.method, segments: segments, query: query, headers: request.headers, body: body, user: authenticate(request.headers))
+    }
+
+    func authenticate(_ headers: HTTPFields) -> String? {
+        if let auth = headers[.authorization], auth.hasPrefix("Basic "),
+           let decoded = Data(base64Encoded: String(auth.dropFirst(6))).flatMap({ String(data: $0, encoding: .utf8) }),
+           let colon = decoded.firstIndex(of: ":") {
+            let name = String(decoded[..<colon]), password = String(decoded[decoded.index(after: colon)...])
+            if let expected = server.admins[name], constantTimeEqual(expected, password) { return name }
+            return nil
+        }
+        if let cookie = headers[.cookie] {
+            for part in cookie.split(separator: ";") {
+                let kv = part.trimmingCharacters(in: .whitespaces)
+                if kv.hasPrefix("AuthSession="), let name = server.sessions.name(for: String(kv.dropFirst(12))) { return name }
+            }
+        }
+        return nil
+    }
+
+    func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    static let unauthorized = DocumentError(.unauthorized, "You are not a server admin.")
+
+    func requireAdmin(_ r: CouchRequest) throws {
+        guard r.isAdmin else { throw CouchResponder.unauthorized }
+    }
+
+    // MARK: routing
+
+    func route(_ r: CouchRequest) async throws -> HTTPAnswer {
+        guard let first = r.segments.first else { return try welcome(r) }
+        switch first {
+        case "_up": return HTTPAnswer(status: .ok, json: .object(["status": .string("ok"), "seeds": .object([:])]))
+        case "_uuids":
+            let count = min(max(try r.int("count") ?? 1, 1), 1000)
+            return HTTPAnswer(status: .ok, json: .object(["uuids": .array((0..<count).map { _ in .string(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()) })]))
+        case "_all_dbs":
+            return HTTPAnswer(status: .ok, json: .array(server.registry.names().map(JSON.string)))
+        case "_session": return try session(r)
+        case "_utils", "_config", "_node", "_active_tasks", "_replicate", "_scheduler", "_membership", "_stats":
+            return HTTPAnswer(status: .notFound, json: DocumentError(.notFound, "Strata does not serve \(first) yet").json)
+        default:
+            if first.hasPrefix("_"), !DatabaseRegistry.isValidName(first) {
+                throw DocumentError(.illegalDatabaseName, "Name: '\(first)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.")
+            }
+            return try await database(first, r)
+        }
+    }
+
+    func welcome(_ r: CouchRequest) throws -> HTTPAnswer {
+        HTTPAnswer(status: .ok, json: .object([
+            "couchdb": .string("Welcome"),
+            "version": .string("3.4.3"),
+            "git_sha": .string("strata"),
+            "uuid": .string(server.uuid),
+            "features": .array([.string("access-ready"), .string("pluggable-storage-engines"), .string("reshard"), .string("partitioned"), .string("scheduler")]),
+            "vendor": .object(["name": .string("Strata")]),
+        ]))
+    }
+
+    func userContext(_ name: String?) -> JSON {
+        .object(["name": name.map(JSON.string) ?? .null, "roles": .array(name == nil ? [] : [.string("_admin")])])
+    }
+
+    func session(_ r: CouchRequest) throws -> HTTPAnswer {
+        switch r.method {
+        case .get:
+            return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true), "userCtx": userContext(r.user),
+                                                         "info": .object(["authentication_handlers": .array([.string("cookie"), .string("default")])])]))
+        case .post:
+            var name: String?, password: String?
+            if let o = try? JSON(parsing: r.body).objectValue {
+                name = o["name"]?.stringValue ?? o["username"]?.stringValue
+                password = o["password"]?.stringValue
+            } else if let form = String(bytes: r.body, encoding: .utf8) {
+                for pair in form.split(separator: "&") {
+                    let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+                    if kv.count == 2, kv[0] == "name" || kv[0] == "username" { name = kv[1] }
+                    if kv.count == 2, kv[0] == "password" { password = kv[1] }
+                }
+            }
+            guard let name, let password, let expected = server.admins[name], constantTimeEqual(expected, password) else {
+                throw DocumentError(.unauthorized, "Name or password is incorrect.")
+            }
+            let token = server.sessions.make(for: name)
+            var headers: HTTPFields = [:]
+            headers[.setCookie] = "AuthSession=\(token); Version=1; Path=/; HttpOnly; SameSite=Strict"
+            return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true), "name": .string(name), "roles": .array([.string("_admin")])]), headers: headers)
+        case .delete:
+            if let cookie = r.headers[.cookie], let range = cookie.range(of: "AuthSession=") {
+                server.sessions.remove(String(cookie[range.upperBound...].prefix { $0 != ";" }))
+            }
+            var headers: HTTPFields = [:]
+            headers[.setCookie] = "AuthSession=; Version=1; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+            return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]), headers: headers)
+        default:
+            return methodNotAllowed("GET,POST,DELETE")
+        }
+    }
+
+    func methodNotAllowed(_ allowed: String) -> HTTPAnswer {
+        var headers: HTTPFields = [:]
+        headers[.allow] = allowed
+        return HTTPAnswer(status: .methodNotAllowed, json: .object(["error": .string("method_not_allowed"), "reason": .string("Only \(allowed) allowed")]), headers: headers)
+    }
+
+    // MARK: databases
+
+    /// Members of a database with `_security` members must be named there;
+    /// server admins pass everywhere.
+    func checkReader(_ db: DocumentDatabase, _ r: CouchRequest) throws {
+        if r.isAdmin { return }
+        let security = try db.metadata("_security")
+        let members = security?["members"]
+        let names = members?["names"]?.arrayValue ?? []
+        let roles = members?["roles"]?.arrayValue ?? []
+        if names.isEmpty && roles.isEmpty { return }
+        throw DocumentError(.unauthorized, "You are not authorized to access this db.")
+    }
+
+    func checkDatabaseAdmin(_ r: CouchRequest) throws {
+        guard r.isAdmin else { throw DocumentError(.unauthorized, "You are not a db or server admin.") }
+    }
+
+    func database(_ name: String, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let rest = Array(r.segments.dropFirst())
+        if rest.isEmpty {
+            switch r.method {
+            case .put:
+                try requireAdmin(r)
+                try await offload { [registry = server.registry] in try registry.create(name) }
+                var headers: HTTPFields = [:]
+                headers[.location] = "/\(name)"
+                return HTTPAnswer(status: .created, json: .object(["ok": .bool(true)]), headers: headers)
+            case .delete:
+                try requireAdmin(r)
+                try await offload { [registry = server.registry] in try registry.delete(name) }
+                return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
+            default: break
+            }
+        }
+        let db = try server.registry.database(name)
+        try checkReader(db, r)
+        guard let first = rest.first else {
+            switch r.method {
+            case .get, .head: return HTTPAnswer(status: .ok, json: try await info(name, db))
+            case .post: return try await saveDocument(db, r, id: nil)
+            default: return methodNotAllowed("DELETE,GET,HEAD,POST,PUT")
+            }
+        }
+        switch first {
+        case "_all_docs": return try await allDocs(db, r)
+        case "_design_docs":
+            var q = r
+            q.query["startkey"] = q.query["startkey"] ?? "\"_design/\""
+            q.query["endkey"] = q.query["endkey"] ?? "\"_design0\""
+            return try await allDocs(db, q)
+        case "_bulk_docs": return try await bulkDocs(db, r)
+        case "_bulk_get": return try await bulkGet(db, r)
+        case "_revs_diff": return try await revsDiff(db, r)
+        case "_changes": return try await changes(db, r)
+        case "_find": return try await find(db, r, explain: false)
+        case "_explain": return try await find(db, r, explain: true)
+        case "_index": return try await index(db, r, rest)
+        case "_ensure_full_commit":
+            let start = try await offload { try db.metadata("instance_start_time")?.stringValue ?? "0" }
+            return HTTPAnswer(status: .created, json: .object(["ok": .bool(true), "instance_start_time": .string(start)]))
+        case "_compact":
+            try checkDatabaseAdmin(r)
+            try await offload { try db.compact() }
+            return HTTPAnswer(status: .accepted, json: .object(["ok": .bool(true)]))
+        case "_view_cleanup":
+            try checkDatabaseAdmin(r)
+            return HTTPAnswer(status: .accepted, json: .object(["ok": .bool(true)]))
+        case "_security":
+            if r.method == .put {
+                try checkDatabaseAdmin(r)
+                let security = try r.json()
+                try await offload { try db.setMetadata("_security", security) }
+                return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
+            }
+            let security = try await offload { try db.metadata("_security") ?? .object([:]) }
+            return HTTPAnswer(status: .ok, json: security)
+        case "_revs_limit":
+            if r.method == .put {
+                try checkDatabaseAdmin(r)
+                guard let n = try r.json().intValue else { throw DocumentError(.badRequest, "revs_limit must be a positive integer") }
+                try await offload { try db.setRevisionsLimit(n) }
+                return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
+            }
+            return HTTPAnswer(status: .ok, json: .int(try await offload { try db.revisionsLimit() }))
+        case "_local":
+            guard rest.count >= 2 else { throw DocumentError.missingDoc }
+            return try await localDocument(db, r, id: "_local/" + rest[1...].joined(separator: "/"))
+        case "_design":
+            guard rest.count >= 2 else { throw DocumentError.missingDoc }
+            let id = "_design/" + rest[1]
+            if rest.count >= 3, rest[2] == "_update" {
+                return try await updateHandler(db, r, ddoc: id, rest: Array(rest.dropFirst(3)))
+            }
+            if rest.count >= 3, rest[2] == "_view" || rest[2] == "_show" || rest[2] == "_list" || rest[2] == "_rewrite" {
+                throw DocumentError(.notFound, "design document functions (\(rest[2])) are not served yet")
+            }
+            if r.method != .get, r.method != .head { try checkDatabaseAdmin(r) }
+            if rest.count >= 3 { return try await attachmentRoute(db, r, id: id, name: rest[2...].joined(separator: "/")) }
+            return try await documentRoute(db, r, id: id)
+        default:
+            if first.hasPrefix("_") { throw DocumentError(.badRequest, "Only reserved document ids may start with underscore.") }
+            if rest.count >= 2 { return try await attachmentRoute(db, r, id: first, name: rest[1...].joined(separator: "/")) }
+            return try await documentRoute(db, r, id: first)
+        }
+    }
+
+    func info(_ name: String, _ db: DocumentDatabase) async throws -> JSON {
+        let (info, start) = try await offload { (try db.info(), try db.metadata("instance_start_time")?.stringValue ?? "0") }
+        return .object([
+            "db_name": .string(name),
+            "purge_seq": .string("0"),
+            "update_seq": .string(String(info.updateSequence)),
+            "sizes": .object(["file": .int(info.fileSize), "external": .int(info.activeSize), "active": .int(info.activeSize)]),
+            "props": .object([:]),
+            "doc_del_count": .int(info.deletedDocumentCount),
+            "doc_count": .int(info.documentCount),
+            "disk_format_version": .int(8),
+            "compact_running": .bool(false),
+            "cluster": .object(["q": .int(1), "n": .int(1), "w": .int(1), "r": .int(1)]),
+            "instance_start_time": .string(start),
+        ])
+    }
+
+    // MARK: documents
+
+    func readOptions(_ r: CouchRequest) -> DocumentReadOptions {
+        DocumentReadOptions(rev: r.query["rev"], revs: r.flag("revs"), revsInfo: r.flag("revs_info"), conflicts: r.flag("conflicts"),
+                            deletedConflicts: r.flag("deleted_conflicts"), attachments: r.flag("attachments"),
+                            localSequence: r.flag("local_seq"), latest: r.flag("latest"))
+    }
+
+    func documentRoute(_ db: DocumentDatabase, _ r: CouchRequest, id: String) async throws -> HTTPAnswer {
+        switch r.method {
+        case .get, .head:
+            if let openRevs = r.query["open_revs"] {
+                let revisions: [String]?
+                if openRevs == "all" { revisions = nil } else {
+                    guard let list = try r.jsonQuery("open_revs")?.arrayValue else { throw DocumentError(.badRequest, "open_revs must be all or a JSON array") }
+                    revisions = list.compactMap(\.stringValue)
+                }
+                let options = readOptions(r)
+                let results = try await offload { try db.openRevisions(id: id, revisions: revisions, options: options) }
+                let json = JSON.array(results.map {
+                    switch $0 {
+                    case .ok(let doc): return .object(["ok": .object(doc)])
+                    case .missing(let rev): return .object(["missing": .string(rev)])
+                    }
+                })
+                if r.headers[.accept]?.contains("multipart/mixed") == true {
+                    return multipartMixed(results)
+                }
+                return HTTPAnswer(status: .ok, json: json)
+            }
+            let options = readOptions(r)
+            let doc = try await offload { try db.document(id: id, options: options) }
+            let rev = doc["_rev"]?.stringValue ?? ""
+            var headers: HTTPFields = [:]
+            headers[.eTag] = "\"\(rev)\""
+            if let match = r.headers[.ifNoneMatch], match == "\"\(rev)\"" {
+                return HTTPAnswer(status: .notModified, json: nil, headers: headers, raw: ("application/json", Data()))
+            }
+            return HTTPAnswer(status: .ok, json: .object(doc), headers: headers)
+        case .put:
+            return try await saveDocument(db, r, id: id)
+        case .delete:
+            guard let rev = r.query["rev"] ?? r.headers[.ifMatch].map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }) else {
+                throw DocumentError.conflict
+            }
+            let result = try await offload { try db.delete(id: id, rev: rev) }
+            return written(result, status: .ok)
+        default:
+            return methodNotAllowed("DELETE,GET,HEAD,POST,PUT")
+        }
+    }
+
+    func written(_ result: DocumentWriteResult, status: HTTPResponse.Status) -> HTTPAnswer {
+        var headers: HTTPFields = [:]
+        headers[.eTag] = "\"\(result.rev)\""
+        headers[.location] = "/\(result.id)"
+        return HTTPAnswer(status: status, json: .object(["ok": .bool(true), "id": .string(result.id), "rev": .string(result.rev)]), headers: headers)
+    }
+
+    func saveDocument(_ db: DocumentDatabase, _ r: CouchRequest, id: String?) async throws -> HTTPAnswer {
+        var doc: JSONObject
+        if r.headers[.contentType]?.hasPrefix("multipart/related") == true {
+            doc = try MultipartRelated.document(body: r.body, contentType: r.headers[.contentType]!)
+        } else {
+            doc = try r.object()
+        }
+        if let id {
+            if let given = doc["_id"]?.stringValue, given != id {
+                throw DocumentError(.badRequest, "Document id must match the URL")
+            }
+            doc["_id"] = .string(id)
+        } else if doc["_id"] == nil {
+            doc["_id"] = .string(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())
+        }
+        if let docID = doc["_id"]?.stringValue, docID.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
+        if doc["_rev"] == nil {
+            if let rev = r.query["rev"] { doc["_rev"] = .string(rev) }
+            else if let match = r.headers[.ifMatch] { doc["_rev"] = .string(match.trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
+        }
+        let newEdits = r.query["new_edits"] != "false"
+        let final = doc
+        let result = try await offload { try db.put(final, newEdits: newEdits) }
+        return written(result, status: r.query["batch"] == "ok" ? .accepted : .created)
+    }
+
+    func localDocument(_ db: DocumentDatabase, _ r: CouchRequest, id: String) async throws -> HTTPAnswer {
+        switch r.method {
+        case .get, .head:
+            return HTTPAnswer(status: .ok, json: .object(try await offload { try db.localDocument(id: id) }))
+        case .put:
+            var doc = try r.object()
+            doc["_id"] = .string(id)
+            let final = doc
+            let result = try await offload { try db.putLocal(final) }
+            return HTTPAnswer(status: .created, json: .object(["ok": .bool(true), "id": .string(result.id), "rev": .string(result.rev)]))
+        case .delete:
+            try await offload { try db.deleteLocal(id: id) }
+            return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true), "id": .string(id), "rev": .string("0-0")]))
+        default:
+            return methodNotAllowed("DELETE,GET,HEAD,PUT")
+        }
+    }
+
+    func attachmentRoute(_ db: DocumentDatabase, _ r: CouchRequest, id: String, name: String) async throws -> HTTPAnswer {
+        switch r.method {
+        case .get, .head:
+            let rev = r.query["rev"]
+            let attachment = try await offload { try db.attachment(id: id, name: name, rev: rev) }
+            var headers: HTTPFields = [:]
+            headers[.eTag] = "\"\(attachment.digest)\""
+            headers[.init("Content-MD5")!] = String(attachment.digest.dropFirst(4))
+            return HTTPAnswer(status: .ok, json: nil, headers: headers, raw: (attachment.contentType, r.method == .head ? Data() : attachment.data))
+        case .put:
+            let rev = r.query["rev"] ?? r.headers[.ifMatch].map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            let type = r.headers[.contentType] ?? "application/octet-stream"
+            let data = Data(r.body)
+            let result = try await offload { try db.putAttachment(id: id, name: name, rev: rev, contentType: type, data: data) }
+            return written(result, status: .created)
+        case .delete:
+            guard let rev = r.query["rev"] else { throw DocumentError.conflict }
+            let result = try await offload { try db.deleteAttachment(id: id, name: name, rev: rev) }
+            return written(result, status: .ok)
+        default:
+            return methodNotAllowed("DELETE,GET,HEAD,PUT")
+        }
+    }
+
+    func updateHandler(_ db: DocumentDatabase, _ r: CouchRequest, ddoc: String, rest: [String]) async throws -> HTTPAnswer {
+        guard r.method == .post || r.method == .put else { return methodNotAllowed("POST,PUT") }
+        guard let function = rest.first else { throw DocumentError(.notFound, "missing json key: ") }
+        let design = try await offload { try db.document(id: ddoc) }
+        guard design["updates"]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
+        throw DocumentError(.internalError, "update handlers need the JavaScript engine (issue 16); \(ddoc)/\(function) was not run")
+    }
+
+    // MARK: bulk and listing
+
+    func allDocs(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        var options = AllDocumentsOptions()
+        options.includeDocs = r.flag("include_docs")
+        options.conflicts = r.flag("conflicts")
+        options.descending = r.flag("descending")
+        options.inclusiveEnd = r.query["inclusive_end"] != "false"
+        options.limit = try r.int("limit")
+        options.skip = try r.int("skip") ?? 0
+        options.startKey = try (r.jsonQuery("startkey") ?? r.jsonQuery("start_key"))?.stringValue
+        options.endKey = try (r.jsonQuery("endkey") ?? r.jsonQuery("end_key"))?.stringValue
+        if let key = try r.jsonQuery("key")?.stringValue { options.keys = [key] }
+        if let keys = try r.jsonQuery("keys")?.arrayValue { options.keys = keys.compactMap(\.stringValue) }
+        if r.method == .post {
+            let body = try r.object()
+            if let keys = body["keys"]?.arrayValue { options.keys = keys.compactMap(\.stringValue) }
+            if let b = body["include_docs"]?.boolValue { options.includeDocs = b }
+            if let n = body["limit"]?.intValue { options.limit = n }
+            if let n = body["skip"]?.intValue { options.skip = n }
+            if let s = body["startkey"]?.stringValue ?? body["start_key"]?.stringValue { options.startKey = s }
+            if let s = body["endkey"]?.stringValue ?? body["end_key"]?.stringValue { options.endKey = s }
+        }
+        let final = options
+        let (result, seq) = try await offload { (try db.allDocuments(final), try db.updateSequence()) }
+        var o: JSONObject = ["total_rows": .int(result.totalRows), "offset": result.offset.map(JSON.int) ?? .null, "rows": .array(result.rows)]
+        if r.flag("update_seq") { o["update_seq"] = .string(String(seq)) }
+        return HTTPAnswer(status: .ok, json: .object(o))
+    }
+
+    func bulkDocs(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        guard r.method == .post else { return methodNotAllowed("POST") }
+        let body = try r.object()
+        guard let docs = body["docs"]?.arrayValue else { throw DocumentError(.badRequest, "POST body must include `docs` parameter.") }
+        let objects = try docs.map { d -> JSONObject in
+            guard let o = d.objectValue else { throw DocumentError(.badRequest, "Document must be a JSON object") }
+            return o
+        }
+        if !r.isAdmin, objects.contains(where: { $0["_id"]?.stringValue?.hasPrefix("_design/") == true }) {
+            throw DocumentError(.unauthorized, "You are not a db or server admin.")
+        }
+        let newEdits = body["new_edits"]?.boolValue ?? true
+        // CouchDB 3 accepts and ignores `all_or_nothing` (pycouchdb sends it):
+        // each document gets its own result.
+        let results = try await offload { try db.bulkPut(objects, newEdits: newEdits) }
+        var out: [JSON] = []
+        for (doc, result) in zip(objects, results) {
+            switch result {
+            case .success(let w):
+                if newEdits { out.append(.object(["ok": .bool(true), "id": .string(w.id), "rev": .string(w.rev)])) }
+            case .failure(let e):
+                out.append(.object(["id": doc["_id"] ?? .null, "error": .string(e.error), "reason": .string(e.reason)]))
+            }
+        }
+        return HTTPAnswer(status: .created, json: .array(out))
+    }
+
+    func bulkGet(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let body = try r.object()
+        guard let docs = body["docs"]?.arrayValue else { throw DocumentError(.badRequest, "Missing JSON list of 'docs'.") }
+        let options = DocumentReadOptions(revs: r.flag("revs"), attachments: r.flag("attachments"), latest: r.flag("latest"))
+        let results: [JSON] = try await offload {
+            try docs.map { spec -> JSON in
+                let id = spec["id"]?.stringValue ?? ""
+                let rev = spec["rev"]?.stringValue
+                var answers: [JSON] = []
+                do {
+                    if let rev {
+                        for result in try db.openRevisions(id: id, revisions: [rev], options: options) {
+                            switch result {
+                            case .ok(let doc): answers.append(.object(["ok": .object(doc)]))
+                            case .missing(let missing): answers.append(.object(["error": .object(["id": .string(id), "rev": .string(missing), "error": .string("not_found"), "reason": .string("missing")])]))
+                            }
+                        }
+                    } else {
+                        var o = options
+                        o.latest = false
+                        answers.append(.object(["ok": .object(try db.document(id: id, options: o))]))
+                    }
+                } catch let e as DocumentError {
+                    answers.append(.object(["error": .object(["id": .string(id), "rev": .string(rev ?? "undefined"), "error": .string(e.error), "reason": .string(e.reason)])]))
+                }
+                return .object(["id": .string(id), "docs": .array(answers)])
+            }
+        }
+        return HTTPAnswer(status: .ok, json: .object(["results": .array(results)]))
+    }
+
+    func revsDiff(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let body = try r.object()
+        var request: [String: [String]] = [:]
+        for (id, revs) in body {
+            guard let list = revs.arrayValue else { throw DocumentError(.badRequest, "revs must be a list") }
+            request[id] = list.compactMap(\.stringValue)
+        }
+        let final = request
+        let diff = try await offload { try db.revisionsDiff(final) }
+        var out = JSONObject()
+        for (id, _) in body {
+            guard let d = diff[id] else { continue }
+            var o: JSONObject = ["missing": .array(d.missing.map(JSON.string))]
+            if !d.possibleAncestors.isEmpty { o["possible_ancestors"] = .array(d.possibleAncestors.map(JSON.string)) }
+            out[id] = .object(o)
+        }
+        return HTTPAnswer(status: .ok, json: .object(out))
+    }
+
+    // MARK: Mango
+
+    func find(_ db: DocumentDatabase, _ r: CouchRequest, explain: Bool) async throws -> HTTPAnswer {
+        guard r.method == .post else { return methodNotAllowed("POST") }
+        let query = try FindQuery(json: r.json())
+        let result = try await offload { explain ? try db.explain(query) : try db.find(query) }
+        if explain {
+            let index: JSON = result.index.map(\.json) ?? .object(["ddoc": .null, "name": .string("_all_docs"), "type": .string("special"), "def": .object(["fields": .array([.object(["_id": .string("asc")])])])])
+            return HTTPAnswer(status: .ok, json: .object([
+                "dbname": .string(r.segments[0]), "index": index, "selector": query.selector,
+                "opts": .object(["use_index": .array([]), "bookmark": .string(query.bookmark ?? "nil"), "limit": .int(query.limit), "skip": .int(query.skip)]),
+                "limit": .int(query.limit), "skip": .int(query.skip),
+                "fields": query.fields.map { .array($0.map(JSON.string)) } ?? .string("all_fields"),
+                "sql": .string(result.sql),
+            ]))
+        }
+        var o: JSONObject = ["docs": .array(result.docs.map(JSON.object)), "bookmark": .string(result.bookmark)]
+        if let warning = result.warning { o["warning"] = .string(warning) }
+        if let stats = result.executionStats { o["execution_stats"] = stats }
+        return HTTPAnswer(status: .ok, json: .object(o))
+    }
+
+    func index(_ db: DocumentDatabase, _ r: CouchRequest, _ rest: [String]) async throws -> HTTPAnswer {
+        switch r.method {
+        case .get:
+            let indexes = try await offload { try db.indexes() }
+            let special: JSON = .object(["ddoc": .null, "name": .string("_all_docs"), "type": .string("special"), "def": .object(["fields": .array([.object(["_id": .string("asc")])])])])
+            return HTTPAnswer(status: .ok, json: .object(["total_rows": .int(indexes.count + 1), "indexes": .array([special] + indexes.map(\.json))]))
+        case .post:
+            try checkDatabaseAdmin(r)
+            let body = try r.object()
+            guard let index = body["index"]?.objectValue, let fieldList = index["fields"]?.arrayValue else {
+                throw DocumentError(.badRequest, "Missing required key: index")
+            }
+            let fields = try fieldList.map { f -> String in
+                if let s = f.stringValue { return s }
+                if let o = f.objectValue, o.count == 1 { return o.pairs[0].key }
+                throw DocumentError(.badRequest, "Invalid index field: \(f.text)")
+            }
+            let partial = index["partial_filter_selector"] ?? body["partial_filter_selector"]
+            let ddoc = body["ddoc"]?.stringValue, name = body["name"]?.stringValue
+            let created = try await offload { try db.createIndex(fields: fields, ddoc: ddoc, name: name, partialFilterSelector: partial) }
+            return HTTPAnswer(status: .ok, json: .object(["result": .string(created.result), "id": .string(created.ddoc), "name": .string(created.name)]))
+        case .delete:
+            try checkDatabaseAdmin(r)
+            guard rest.count >= 4 else { throw DocumentError(.badRequest, "DELETE /{db}/_index/{ddoc}/json/{name}") }
+            let ddoc = rest[1], name = rest[3]
+            try await offload { try db.deleteIndex(ddoc: ddoc, name: name) }
+            return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
+        default:
+            return methodNotAllowed("GET,POST,DELETE")
+        }
+    }
+
+    // MARK: multipart
+
+    func multipartMixed(_ results: [OpenRevision]) -> HTTPAnswer {
+        let boundary = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        var body = Data()
+        for result in results {
+            body.append(Data("--\(boundary)\r\nContent-Type: application/json\r\n\r\n".utf8))
+            switch result {
+            case .ok(let doc): body.append(Data(JSON.object(doc).text.utf8))
+            case .missing(let rev): body.append(Data(JSON.object(["missing": .string(rev)]).text.utf8))
+            }
+            body.append(Data("\r\n".utf8))
+        }
+        body.append(Data("--\(boundary)--".utf8))
+        return HTTPAnswer(status: .ok, json: nil, raw: ("multipart/mixed; boundary=\"\(boundary)\"", body))
+    }
+}
+
+extension DocumentError {
+    static let missingDoc = DocumentError(.notFound, "missing")
+}
+
+/// Reads a `multipart/related` document body: the JSON first, then each
+/// attachment marked `follows` in order.
+enum MultipartRelated {
+    static func document(body: [UInt8], contentType: String) throws -> JSONObject {
+        guard let range = contentType.range(of: "boundary=") else { throw DocumentError(.badRequest, "multipart/related without a boundary") }
+        let boundary = contentType[range.upperBound...].split(separator: ";")[0].trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        let parts = split(Data(body), boundary: Data("--\(boundary)".utf8))
+        guard let first = parts.first else { throw DocumentError(.badRequest, "empty multipart body") }
+        guard var doc = try JSON(parsing: first).objectValue else { throw DocumentError(.badRequest, "the first part must be a JSON object") }
+        if var attachments = doc["_attachments"]?.objectValue {
+            var rest = parts.dropFirst().makeIterator()
+            for (name, value) in attachments {
+                guard var o = value.objectValue, o["follows"]?.boolValue == true else { continue }
+                guard let data = rest.next() else { throw DocumentError(.badRequest, "attachment \(name) does not follow") }
+                o["follows"] = nil
+                o["data"] = .string(data.base64EncodedString())
+                attachments[name] = .object(o)
+            }
+            doc["_attachments"] = .object(attachments)
+        }
+        return doc
+    }
+
+    /// The parts' contents, headers removed.
+    static func split(_ data: Data, boundary: Data) -> [Data] {
+        var parts: [Data] = []
+        var searchStart = data.startIndex
+        var ranges: [Range<Data.Index>] = []
+        while let r = data.range(of: boundary, in: searchStart..<data.endIndex) {
+            ranges.append(r)
+            searchStart = r.upperBound
+        }
+        for (a, b) in zip(ranges, ranges.dropFirst()) {
+            var part = data[a.upperBound..<b.lowerBound]
+            if let headersEnd = part.range(of: Data("\r\n\r\n".utf8)) { part = part[headersEnd.upperBound...] }
+            if part.starts(with: Data("\r\n".utf8)) { part = part.dropFirst(2) }
+            if part.suffix(2) == Data("\r\n".utf8) { part = part.dropLast(2) }
+            parts.append(Data(part))
+        }
+        return parts
+    }
+}
