@@ -1,0 +1,125 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import StrataDocuments
+import StrataServer
+import StrataTestHelpers
+import Testing
+
+/// A `CouchServer` on a free loopback port for the length of a test.
+struct RunningServer {
+    let base: URL
+    let task: Task<Void, any Error>
+
+    static func start(admins: [String: String] = ["admin": "secret"]) async throws -> RunningServer {
+        let directory = URL(fileURLWithPath: try makeTemporaryPath("couch"))
+        let server = try CouchServer(dataDirectory: directory, admins: admins)
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let task = Task { try await server.run(host: "127.0.0.1", port: 0) { continuation.yield($0) } }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw DocumentError(.internalError, "the server did not start") }
+        return RunningServer(base: URL(string: "http://127.0.0.1:\(port)")!, task: task)
+    }
+
+    func stop() { task.cancel() }
+
+    /// Sends a request; answers the status and the JSON body.
+    func send(_ method: String, _ path: String, json: String? = nil, user: String? = nil) async throws -> (Int, JSON?) {
+        var request = URLRequest(url: URL(string: base.absoluteString + path)!)
+        request.httpMethod = method
+        request.timeoutInterval = 120
+        if let json {
+            request.httpBody = Data(json.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        if let user {
+            request.setValue("Basic " + Data(user.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+        }
+        let session = URLSession(configuration: .ephemeral)
+        let (data, response) = try await session.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        return (status, data.isEmpty ? nil : try? JSON(parsing: data))
+    }
+}
+
+@Suite(.serialized) struct ServerTests {
+    @Test func documentsOverHTTPAsCouchDBAnswers() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        var (status, body) = try await server.send("GET", "/")
+        #expect(status == 200 && body?["couchdb"] == .string("Welcome"))
+        (status, body) = try await server.send("PUT", "/voting", user: "admin:secret")
+        #expect(status == 201)
+        (status, body) = try await server.send("PUT", "/voting", user: "admin:secret")
+        #expect(status == 412 && body?["error"] == .string("file_exists"))
+        (status, body) = try await server.send("PUT", "/Bad", user: "admin:secret")
+        #expect(status == 400 && body?["error"] == .string("illegal_database_name"))
+        (status, body) = try await server.send("PUT", "/voting/q1", json: #"{"question":"Tabs?"}"#)
+        #expect(status == 201)
+        let rev = try #require(body?["rev"]?.stringValue)
+        (status, body) = try await server.send("PUT", "/voting/q1", json: #"{"question":"stale"}"#)
+        #expect(status == 409 && body?["error"] == .string("conflict"))
+        (status, body) = try await server.send("PUT", "/voting/q1", json: #"{"_rev":"\#(rev)","question":"Tabs or spaces?"}"#)
+        #expect(status == 201)
+        (status, body) = try await server.send("GET", "/voting/q1")
+        #expect(body?["question"] == .string("Tabs or spaces?"))
+        (status, body) = try await server.send("GET", "/voting/nope")
+        #expect(status == 404 && body == .object(["error": .string("not_found"), "reason": .string("missing")]))
+        (status, body) = try await server.send("PUT", "/voting/bad", json: #"{"question": "#)
+        #expect(status == 400 && body?["error"] == .string("bad_request"))
+        (status, body) = try await server.send("GET", "/voting")
+        #expect(body?["doc_count"] == .int(1))
+        #expect(body?["update_seq"]?.stringValue == "2")
+        #expect(body?["instance_start_time"]?.stringValue != nil)
+        (status, body) = try await server.send("POST", "/voting/_revs_diff", json: #"{"q1":["9-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]}"#)
+        #expect(body?["q1"]?["missing"] == .array([.string("9-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")]))
+        (status, body) = try await server.send("POST", "/voting/_bulk_docs", json: #"{"docs":[{"_id":"x","_rev":"1-abc"}],"new_edits":false}"#)
+        #expect(status == 201 && body == .array([]))
+        (status, body) = try await server.send("POST", "/voting/_find", json: #"{"selector":{"a":{"$bogus":1}}}"#)
+        #expect(status == 400 && body == .object(["error": .string("invalid_operator"), "reason": .string("Invalid operator: $bogus")]))
+        (status, body) = try await server.send("POST", "/voting/_find", json: #"{"selector":{"a":1},"sort":["a"]}"#)
+        #expect(status == 400 && body?["error"] == .string("no_usable_index"))
+    }
+
+    @Test func longpollWakesOnAWrite() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        _ = try await server.send("PUT", "/db", user: "admin:secret")
+        async let waiting = server.send("GET", "/db/_changes?feed=longpoll&since=0&timeout=60000")
+        // The write lands while the longpoll waits on the empty database (or
+        // before it starts: either way the answer holds this change, and a
+        // longpoll that missed the wake-up would time out empty).
+        _ = try await server.send("PUT", "/db/late", json: "{}")
+        let (status, body) = try await waiting
+        #expect(status == 200)
+        #expect(body?["results"]?.arrayValue?.first?["id"] == .string("late"))
+    }
+
+    /// Each route as anonymous and as a server admin (Strata has no other
+    /// users yet): creating, deleting, `_security` and design documents
+    /// need the admin; a database with members refuses anonymous readers;
+    /// nothing refused is written.
+    @Test func authorization() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let admin = "admin:secret"
+        #expect(try await server.send("PUT", "/db").0 == 401)
+        #expect(try await server.send("PUT", "/db", user: "admin:wrong").0 == 401)
+        #expect(try await server.send("PUT", "/db", user: admin).0 == 201)
+        #expect(try await server.send("PUT", "/db/_design/app", json: "{}").0 == 401)
+        #expect(try await server.send("POST", "/db/_bulk_docs", json: #"{"docs":[{"_id":"_design/x"}]}"#).0 == 401)
+        #expect(try await server.send("PUT", "/db/_design/app", json: "{}", user: admin).0 == 201)
+        #expect(try await server.send("PUT", "/db/_security", json: #"{"members":{"names":["bob"]}}"#).0 == 401)
+        #expect(try await server.send("GET", "/db/_design/x").0 == 404)
+        #expect(try await server.send("PUT", "/db/_security", json: #"{"members":{"names":["bob"]}}"#, user: admin).0 == 200)
+        #expect(try await server.send("GET", "/db/_all_docs").0 == 401)
+        #expect(try await server.send("PUT", "/db/doc", json: "{}").0 == 401)
+        #expect(try await server.send("GET", "/db/_all_docs", user: admin).0 == 200)
+        #expect(try await server.send("DELETE", "/db").0 == 401)
+        let (_, info) = try await server.send("GET", "/db", user: admin)
+        #expect(info?["doc_count"] == .int(1))
+        #expect(try await server.send("DELETE", "/db", user: admin).0 == 200)
+        #expect(try await server.send("GET", "/db", user: admin).0 == 404)
+    }
+}
