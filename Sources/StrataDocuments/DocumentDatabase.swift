@@ -17,7 +17,7 @@ import Strata
 ///
 /// Every write runs in one transaction of the writer and is committed when
 /// the method returns. Reads go through the writer's readers (a
-/// ``DatabasePool``'s never wait for writes).
+/// `DatabasePool`'s never wait for writes).
 public final class DocumentDatabase: Sendable {
     /// The Strata database the documents live in.
     public let writer: any DatabaseWriter
