@@ -35,7 +35,9 @@ struct ServeCommand: AsyncParsableCommand {
                 }
                 admins[String(spec[..<colon])] = String(spec[spec.index(after: colon)...])
             }
-            let server = try CouchServer(dataDirectory: URL(fileURLWithPath: data), admins: admins)
+            // STRATA_GROUP_COMMIT=0 turns group commit off (for benchmarks).
+            let groupCommit = ProcessInfo.processInfo.environment["STRATA_GROUP_COMMIT"] != "0"
+            let server = try CouchServer(dataDirectory: URL(fileURLWithPath: data), admins: admins, groupCommit: groupCommit)
             let bind = self.bind
             try await server.run(host: bind, port: port) { port in
                 FileHandle.standardOutput.write(Data("strata serve: CouchDB API on http://\(bind):\(port)/ (data in \(data))\n".utf8))

@@ -73,6 +73,23 @@ public final class DocumentDatabase: Sendable {
         }
     }
 
+    /// Saves several independent writes in one transaction (one commit, one
+    /// sync to disk), each with its own result: what a server does with
+    /// concurrent requests (group commit). A failure of SQLite itself fails
+    /// them all, and none is written.
+    public func putEach(_ writes: [(document: JSONObject, newEdits: Bool)]) throws -> [Result<DocumentWriteResult, DocumentError>] {
+        let tables = self.tables
+        return try writer.write { db in
+            try writes.map { write in
+                do {
+                    return .success(try db.savepoint { try tables.write(db, document: write.document, newEdits: write.newEdits) })
+                } catch let error as DocumentError {
+                    return .failure(error)
+                }
+            }
+        }
+    }
+
     /// Deletes a document: a new revision on `rev` marked `_deleted`.
     @discardableResult
     public func delete(id: String, rev: String) throws -> DocumentWriteResult {

@@ -383,11 +383,20 @@ struct CouchResponder: HTTPResponder {
             guard let rev = r.query["rev"] ?? r.headers[.ifMatch].map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }) else {
                 throw DocumentError.conflict
             }
-            let result = try await offload { try db.delete(id: id, rev: rev) }
+            let deletion: JSONObject = ["_id": .string(id), "_rev": .string(rev), "_deleted": .bool(true)]
+            let result = try await put(db, deletion, newEdits: true)
             return written(result, status: .ok)
         default:
             return methodNotAllowed("DELETE,GET,HEAD,POST,PUT")
         }
+    }
+
+    /// One document write, group-committed unless the server says not.
+    func put(_ db: DocumentDatabase, _ document: JSONObject, newEdits: Bool) async throws -> DocumentWriteResult {
+        if server.groupCommit {
+            return try await server.registry.committer(for: db).put(document, newEdits: newEdits)
+        }
+        return try await offload { try db.put(document, newEdits: newEdits) }
     }
 
     func written(_ result: DocumentWriteResult, status: HTTPResponse.Status) -> HTTPAnswer {
@@ -418,8 +427,7 @@ struct CouchResponder: HTTPResponder {
             else if let match = r.headers[.ifMatch] { doc["_rev"] = .string(match.trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
         }
         let newEdits = r.query["new_edits"] != "false"
-        let final = doc
-        let result = try await offload { try db.put(final, newEdits: newEdits) }
+        let result = try await put(db, doc, newEdits: newEdits)
         return written(result, status: r.query["batch"] == "ok" ? .accepted : .created)
     }
 

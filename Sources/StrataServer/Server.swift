@@ -19,11 +19,17 @@ public final class CouchServer: Sendable {
     /// The server's uuid (`GET /`), kept in the data directory.
     public let uuid: String
     let maximumBodySize = 64 << 20
+    let groupCommit: Bool
 
     /// Serves the databases in `dataDirectory` (created when missing);
     /// `admins` are the server admins' names and passwords. With no admins,
     /// nobody can create or delete a database: there is no admin party.
-    public init(dataDirectory: URL, admins: [String: String]) throws {
+    ///
+    /// `groupCommit` (on by default) commits concurrent single-document
+    /// writes to one database together; off, each gets its own transaction
+    /// (for comparing in benchmarks).
+    public init(dataDirectory: URL, admins: [String: String], groupCommit: Bool = true) throws {
+        self.groupCommit = groupCommit
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         registry = DatabaseRegistry(directory: dataDirectory)
         self.admins = admins
@@ -57,6 +63,17 @@ final class DatabaseRegistry: @unchecked Sendable {
     let directory: URL
     private let lock = NSLock()
     private var open: [String: DocumentDatabase] = [:]
+    private var committers: [ObjectIdentifier: GroupCommitter] = [:]
+
+    /// The group committer of an open database.
+    func committer(for db: DocumentDatabase) -> GroupCommitter {
+        lock.withLock {
+            if let c = committers[ObjectIdentifier(db)] { return c }
+            let c = GroupCommitter(database: db)
+            committers[ObjectIdentifier(db)] = c
+            return c
+        }
+    }
 
     init(directory: URL) { self.directory = directory }
 
@@ -103,7 +120,10 @@ final class DatabaseRegistry: @unchecked Sendable {
             guard open[name] != nil || FileManager.default.fileExists(atPath: path) else {
                 throw DocumentError(.notFound, "Database does not exist.")
             }
-            if let db = open.removeValue(forKey: name) { try? (db.writer as? DatabasePoolClosing)?.closeAll() }
+            if let db = open.removeValue(forKey: name) {
+                committers[ObjectIdentifier(db)] = nil
+                try? (db.writer as? DatabasePoolClosing)?.closeAll()
+            }
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
     }

@@ -82,6 +82,26 @@ struct RunningServer {
         #expect(status == 400 && body?["error"] == .string("no_usable_index"))
     }
 
+    /// Concurrent writes are committed together and each gets its own
+    /// answer: all new documents saved, and of two creations of one id,
+    /// exactly one wins.
+    @Test func concurrentWritesEachGetTheirAnswer() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        _ = try await server.send("PUT", "/db", user: "admin:secret")
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<40 {
+                group.addTask { try await server.send("PUT", "/db/doc\(i)", json: #"{"n":\#(i)}"#).0 }
+                group.addTask { try await server.send("PUT", "/db/same", json: #"{"n":\#(i)}"#).0 }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 201 }.count == 41)
+        #expect(statuses.filter { $0 == 409 }.count == 39)
+        let (_, info) = try await server.send("GET", "/db")
+        #expect(info?["doc_count"] == .int(41))
+    }
+
     @Test func longpollWakesOnAWrite() async throws {
         let server = try await RunningServer.start()
         defer { server.stop() }
