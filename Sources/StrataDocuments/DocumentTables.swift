@@ -535,14 +535,14 @@ struct DocumentTables: Sendable {
                 continue
             }
             var revisions: [String] = [try row[2]]
-            if options.style == .allDocs {
-                let tree = try loadTree(db, id: id)
+            // The tree, read once, when the style or the documents need it.
+            let tree = options.style == .allDocs || options.includeDocs ? try loadTree(db, id: id) : nil
+            if options.style == .allDocs, let tree {
                 let winner = tree.winner?.revision
                 revisions = [winner?.description ?? revisions[0]] + tree.leaves.map(\.revision).filter { $0 != winner }.sorted(by: >).map(\.description)
             }
             var doc: JSONObject?
-            if options.includeDocs {
-                let tree = try loadTree(db, id: id)
+            if options.includeDocs, let tree {
                 if let w = tree.winner?.revision {
                     doc = try assemble(db, id: id, rev: w, tree: tree, options: DocumentReadOptions(conflicts: options.conflicts))
                 }

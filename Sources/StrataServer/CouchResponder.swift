@@ -300,10 +300,10 @@ struct CouchResponder: HTTPResponder {
             }
             return HTTPAnswer(status: .ok, json: .int(try await offload { try db.revisionsLimit() }))
         case "_local":
-            guard rest.count >= 2 else { throw DocumentError.missingDoc }
+            guard rest.count >= 2 else { throw DocumentError.missing }
             return try await localDocument(db, r, id: "_local/" + rest[1...].joined(separator: "/"))
         case "_design":
-            guard rest.count >= 2 else { throw DocumentError.missingDoc }
+            guard rest.count >= 2 else { throw DocumentError.missing }
             let id = "_design/" + rest[1]
             if rest.count >= 3, rest[2] == "_update" {
                 return try await updateHandler(db, r, ddoc: id, rest: Array(rest.dropFirst(3)))
@@ -658,10 +658,6 @@ struct CouchResponder: HTTPResponder {
         body.append(Data("--\(boundary)--".utf8))
         return HTTPAnswer(status: .ok, json: nil, raw: ("multipart/mixed; boundary=\"\(boundary)\"", body))
     }
-}
-
-extension DocumentError {
-    static let missingDoc = DocumentError(.notFound, "missing")
 }
 
 /// Reads a `multipart/related` document body: the JSON first, then each
