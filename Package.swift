@@ -30,6 +30,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Only the server target (and the tool that starts it) uses it.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        // The server's PBKDF2 for passwords (Hummingbird's graph builds it already).
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        // The server's gzip request bodies (ibmcloudant sends them); zlib underneath.
+        .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
+        // Already in the server's graph; the documents tests gzip bodies with it.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         .systemLibrary(
@@ -55,6 +61,9 @@ let package = Package(
             dependencies: [
                 "StrataDocuments",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "CompressNIO", package: "compress-nio"),
             ]
         ),
         .executableTarget(
@@ -90,7 +99,11 @@ let package = Package(
         // HTTP on loopback.
         .testTarget(
             name: "StrataDocumentsTests",
-            dependencies: ["StrataDocuments", "StrataServer", "StrataTestHelpers"]
+            dependencies: [
+                "StrataDocuments", "StrataServer", "StrataTestHelpers",
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         // Tests that launch processes: the `strata` tool, the examples, a
         // second writer, the Swift compiler on the documentation.

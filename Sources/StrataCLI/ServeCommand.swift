@@ -10,7 +10,9 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Each database is one SQLite file in the data folder. Clients that speak \
             CouchDB (curl, PouchDB, Python's couchdb packages, CouchDB's replicator) \
-            work unchanged. Without --admin nobody can create or delete databases.
+            work unchanged. Without --admin or --config nobody can create or delete \
+            databases. Passwords are kept hashed with PBKDF2; users sign up in the \
+            _users database as in CouchDB.
             """
     )
 
@@ -26,6 +28,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A server admin, NAME:PASSWORD (repeatable); also read from STRATA_ADMIN.")
     var admin: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp("A CouchDB-style ini file whose [admins] section lists server admins.", discussion: "Plain-text passwords there are replaced by their PBKDF2 hashes in the file, as CouchDB does."))
+    var config: String?
+
+    @Option(name: .long, help: "PBKDF2 rounds for passwords hashed by the server (CouchDB 3.4 uses 600000).")
+    var passwordIterations: Int = 600_000
+
+    func validate() throws {
+        guard passwordIterations > 0 else { throw ValidationError("--password-iterations must be positive") }
+        if let config, !FileManager.default.fileExists(atPath: config) {
+            throw ValidationError("--config: no file at \(config)")
+        }
+    }
+
     func run() async throws {
         try await reportingErrors {
             var admins: [String: String] = [:]
@@ -37,7 +52,11 @@ struct ServeCommand: AsyncParsableCommand {
             }
             // STRATA_GROUP_COMMIT=0 turns group commit off (for benchmarks).
             let groupCommit = ProcessInfo.processInfo.environment["STRATA_GROUP_COMMIT"] != "0"
-            let server = try CouchServer(dataDirectory: URL(fileURLWithPath: data), admins: admins, groupCommit: groupCommit)
+            let server = try CouchServer(
+                dataDirectory: URL(fileURLWithPath: data), admins: admins,
+                configFile: config.map { URL(fileURLWithPath: $0) },
+                passwordIterations: passwordIterations, groupCommit: groupCommit
+            )
             let bind = self.bind
             try await server.run(host: bind, port: port) { port in
                 FileHandle.standardOutput.write(Data("strata serve: CouchDB API on http://\(bind):\(port)/ (data in \(data))\n".utf8))

@@ -23,6 +23,10 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
         case illegalDatabaseName = "illegal_database_name"
         /// A document id CouchDB would refuse (400 `illegal_docid`).
         case illegalDocumentID = "illegal_docid"
+        /// A request body over the server's limit (413 `too_large`).
+        case tooLarge = "too_large"
+        /// A body in an encoding or type the server does not read (415 `bad_content_type`).
+        case unsupportedMediaType = "bad_content_type"
         /// Anything else (500 `unknown_error`).
         case internalError = "unknown_error"
     }
@@ -49,6 +53,8 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
         case .forbidden: return 403
         case .unauthorized: return 401
         case .fileExists: return 412
+        case .tooLarge: return 413
+        case .unsupportedMediaType: return 415
         case .internalError: return 500
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HTTPTypes
+import CompressNIO
 import NIOCore
 import StrataDocuments
 
@@ -12,9 +13,12 @@ struct CouchRequest: Sendable {
     var query: [String: String]
     var headers: HTTPFields
     var body: [UInt8]
-    var user: String?
+    var user: UserContext
+    /// The database's `_security`, once the route has named a database.
+    var security = SecurityObject(nil)
 
-    var isAdmin: Bool { user != nil }
+    /// A server admin.
+    var isAdmin: Bool { user.isServerAdmin }
 
     func flag(_ name: String) -> Bool { query[name] == "true" }
 
@@ -97,36 +101,59 @@ struct CouchResponder: HTTPResponder {
                 let buffer = try await request.collectBody(upTo: server.maximumBodySize)
                 body = Array(buffer.readableBytesView)
             } catch {
-                throw DocumentError(.badRequest, "the request body is larger than \(server.maximumBodySize) bytes")
+                throw DocumentError(.tooLarge, "the request entity is too large (over \(server.maximumBodySize) bytes)")
             }
-            if request.headers[.contentEncoding]?.lowercased() == "gzip" {
-                throw DocumentError(.badRequest, "gzip request bodies are not supported yet")
+            if let encoding = request.headers[.contentEncoding]?.lowercased(), encoding != "identity" {
+                body = try decompress(body, encoding: encoding)
             }
         }
-        return CouchRequest(method: request.method, segments: segments, query: query, headers: request.headers, body: body, user: authenticate(request.headers))
+        let user = try await authenticate(request.headers)
+        return CouchRequest(method: request.method, segments: segments, query: query, headers: request.headers, body: body, user: user)
     }
 
-    func authenticate(_ headers: HTTPFields) -> String? {
-        if let auth = headers[.authorization], auth.hasPrefix("Basic "),
-           let decoded = Data(base64Encoded: String(auth.dropFirst(6))).flatMap({ String(data: $0, encoding: .utf8) }),
-           let colon = decoded.firstIndex(of: ":") {
+    /// A `gzip` or `deflate` body (ibmcloudant gzips its requests), held to
+    /// the same size limit once inflated.
+    func decompress(_ body: [UInt8], encoding: String) throws -> [UInt8] {
+        let algorithm: CompressionAlgorithm
+        switch encoding {
+        case "gzip", "x-gzip": algorithm = .gzip()
+        case "deflate": algorithm = .zlib()
+        default: throw DocumentError(.unsupportedMediaType, "Content-Encoding \(encoding) is not supported; send gzip, deflate or identity")
+        }
+        var buffer = ByteBuffer(bytes: body)
+        do {
+            let inflated = try buffer.decompress(with: algorithm, maxSize: server.maximumBodySize)
+            return Array(inflated.readableBytesView)
+        } catch let error as CompressNIOError where error == .bufferOverflow {
+            throw DocumentError(.tooLarge, "the request body is larger than \(server.maximumBodySize) bytes once inflated")
+        } catch {
+            throw DocumentError(.badRequest, "the \(encoding) request body is corrupt")
+        }
+    }
+
+    /// The user a request's Basic credentials or session cookie name.
+    /// Credentials that do not match are refused (401), as CouchDB does,
+    /// rather than treated as anonymous.
+    func authenticate(_ headers: HTTPFields) async throws -> UserContext {
+        if let auth = headers[.authorization], auth.hasPrefix("Basic ") {
+            guard let decoded = Data(base64Encoded: String(auth.dropFirst(6))).flatMap({ String(data: $0, encoding: .utf8) }),
+                  let colon = decoded.firstIndex(of: ":") else {
+                throw DocumentError(.badRequest, "Authorization header has invalid base64 value")
+            }
             let name = String(decoded[..<colon]), password = String(decoded[decoded.index(after: colon)...])
-            if let expected = server.admins[name], constantTimeEqual(expected, password) { return name }
-            return nil
+            let authenticator = server.authenticator
+            guard let user = try await offload({ authenticator.authenticate(name: name, password: password) }) else {
+                throw DocumentError(.unauthorized, "Name or password is incorrect.")
+            }
+            return user
         }
         if let cookie = headers[.cookie] {
             for part in cookie.split(separator: ";") {
                 let kv = part.trimmingCharacters(in: .whitespaces)
-                if kv.hasPrefix("AuthSession="), let name = server.sessions.name(for: String(kv.dropFirst(12))) { return name }
+                if kv.hasPrefix("AuthSession="), let user = server.sessions.user(for: String(kv.dropFirst(12))) { return user }
             }
         }
-        return nil
-    }
-
-    func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        return .anonymous
     }
 
     static let unauthorized = DocumentError(.unauthorized, "You are not a server admin.")
@@ -145,8 +172,10 @@ struct CouchResponder: HTTPResponder {
             let count = min(max(try r.int("count") ?? 1, 1), 1000)
             return HTTPAnswer(status: .ok, json: .object(["uuids": .array((0..<count).map { _ in .string(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()) })]))
         case "_all_dbs":
+            // CouchDB 3 lists databases to server admins only (admin_only_all_dbs).
+            try requireAdmin(r)
             return HTTPAnswer(status: .ok, json: .array(server.registry.names().map(JSON.string)))
-        case "_session": return try session(r)
+        case "_session": return try await session(r)
         case "_utils", "_config", "_node", "_active_tasks", "_replicate", "_scheduler", "_membership", "_stats":
             return HTTPAnswer(status: .notFound, json: DocumentError(.notFound, "Strata does not serve \(first) yet").json)
         default:
@@ -168,15 +197,15 @@ struct CouchResponder: HTTPResponder {
         ]))
     }
 
-    func userContext(_ name: String?) -> JSON {
-        .object(["name": name.map(JSON.string) ?? .null, "roles": .array(name == nil ? [] : [.string("_admin")])])
-    }
-
-    func session(_ r: CouchRequest) throws -> HTTPAnswer {
+    func session(_ r: CouchRequest) async throws -> HTTPAnswer {
         switch r.method {
         case .get:
-            return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true), "userCtx": userContext(r.user),
-                                                         "info": .object(["authentication_handlers": .array([.string("cookie"), .string("default")])])]))
+            var info: JSONObject = ["authentication_handlers": .array([.string("cookie"), .string("default")])]
+            if r.user.name != nil {
+                info["authenticated"] = .string(r.headers[.authorization] != nil ? "default" : "cookie")
+                info["authentication_db"] = .string(DatabaseRegistry.usersDatabase)
+            }
+            return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true), "userCtx": r.user.json, "info": .object(info)]))
         case .post:
             var name: String?, password: String?
             if let o = try? JSON(parsing: r.body).objectValue {
@@ -189,13 +218,17 @@ struct CouchResponder: HTTPResponder {
                     if kv.count == 2, kv[0] == "password" { password = kv[1] }
                 }
             }
-            guard let name, let password, let expected = server.admins[name], constantTimeEqual(expected, password) else {
+            guard let name, let password else {
                 throw DocumentError(.unauthorized, "Name or password is incorrect.")
             }
-            let token = server.sessions.make(for: name)
+            let authenticator = server.authenticator
+            guard let user = try await offload({ authenticator.authenticate(name: name, password: password) }) else {
+                throw DocumentError(.unauthorized, "Name or password is incorrect.")
+            }
+            let token = server.sessions.make(for: user)
             var headers: HTTPFields = [:]
             headers[.setCookie] = "AuthSession=\(token); Version=1; Path=/; HttpOnly; SameSite=Strict"
-            return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true), "name": .string(name), "roles": .array([.string("_admin")])]), headers: headers)
+            return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true), "name": .string(name), "roles": .array(user.roles.map(JSON.string))]), headers: headers)
         case .delete:
             if let cookie = r.headers[.cookie], let range = cookie.range(of: "AuthSession=") {
                 server.sessions.remove(String(cookie[range.upperBound...].prefix { $0 != ";" }))
@@ -216,20 +249,31 @@ struct CouchResponder: HTTPResponder {
 
     // MARK: databases
 
-    /// Members of a database with `_security` members must be named there;
-    /// server admins pass everywhere.
-    func checkReader(_ db: DocumentDatabase, _ r: CouchRequest) throws {
-        if r.isAdmin { return }
-        let security = try db.metadata("_security")
-        let members = security?["members"]
-        let names = members?["names"]?.arrayValue ?? []
-        let roles = members?["roles"]?.arrayValue ?? []
-        if names.isEmpty && roles.isEmpty { return }
-        throw DocumentError(.unauthorized, "You are not authorized to access this db.")
+    /// CouchDB's member check: anonymous gets 401 (sign in), a signed-in
+    /// user who is not a member 403.
+    func checkMember(_ r: CouchRequest) throws {
+        if r.security.isMember(r.user) { return }
+        if r.user.name == nil { throw DocumentError(.unauthorized, "You are not authorized to access this db.") }
+        throw DocumentError(.forbidden, "You are not allowed to access this db.")
     }
 
+    /// Design documents, `_security`, indexes and compaction need a database
+    /// admin (named in `_security`) or a server admin.
     func checkDatabaseAdmin(_ r: CouchRequest) throws {
-        guard r.isAdmin else { throw DocumentError(.unauthorized, "You are not a db or server admin.") }
+        guard r.security.isAdmin(r.user) else { throw DocumentError(.unauthorized, "You are not a db or server admin.") }
+    }
+
+    /// `_users` for someone who is not a server admin: their own user
+    /// document, and signing up (a new user document, no `_rev`); nothing else.
+    func checkUsersDatabaseAccess(_ r: CouchRequest, _ rest: [String]) throws {
+        if r.isAdmin { return }
+        if rest.count == 1, rest[0].hasPrefix(UserDocuments.prefix), [.get, .head, .put, .delete].contains(r.method) {
+            if let name = r.user.name, rest[0] == UserDocuments.prefix + name { return }
+            let givesRev = r.query["rev"] != nil || r.headers[.ifMatch] != nil || (try? r.object())?["_rev"] != nil
+            if r.method == .put, !givesRev { return }
+        }
+        if r.user.name == nil { throw DocumentError(.unauthorized, "You are not a server admin.") }
+        throw DocumentError(.forbidden, "Only admins can access other users' documents and the listings of system databases.")
     }
 
     func database(_ name: String, _ r: CouchRequest) async throws -> HTTPAnswer {
@@ -249,8 +293,15 @@ struct CouchResponder: HTTPResponder {
             default: break
             }
         }
-        let db = try server.registry.database(name)
-        try checkReader(db, r)
+        let registry = server.registry
+        let (db, security) = try await offload { (try registry.database(name), try registry.security(name)) }
+        var r = r
+        r.security = security
+        if name == DatabaseRegistry.usersDatabase {
+            try checkUsersDatabaseAccess(r, rest)
+        } else {
+            try checkMember(r)
+        }
         guard let first = rest.first else {
             switch r.method {
             case .get, .head: return HTTPAnswer(status: .ok, json: try await info(name, db))
@@ -286,7 +337,8 @@ struct CouchResponder: HTTPResponder {
             if r.method == .put {
                 try checkDatabaseAdmin(r)
                 let security = try r.json()
-                try await offload { try db.setMetadata("_security", security) }
+                guard security.objectValue != nil else { throw DocumentError(.badRequest, "Security object must be a JSON object") }
+                try await offload { try registry.setSecurity(security, of: name) }
                 return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
             }
             let security = try await offload { try db.metadata("_security") ?? .object([:]) }
@@ -427,8 +479,20 @@ struct CouchResponder: HTTPResponder {
             else if let match = r.headers[.ifMatch] { doc["_rev"] = .string(match.trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
         }
         let newEdits = r.query["new_edits"] != "false"
+        if r.segments.first == DatabaseRegistry.usersDatabase { doc = try await prepareUserDocument(db, doc, r) }
         let result = try await put(db, doc, newEdits: newEdits)
         return written(result, status: r.query["batch"] == "ok" ? .accepted : .created)
+    }
+
+    /// A write to `_users`: CouchDB's rules for user documents, the
+    /// password hashed (off the event loop: PBKDF2 is slow on purpose).
+    func prepareUserDocument(_ db: DocumentDatabase, _ doc: JSONObject, _ r: CouchRequest) async throws -> JSONObject {
+        let id = doc["_id"]?.stringValue ?? ""
+        let user = r.user, iterations = server.authenticator.iterations
+        return try await offload {
+            let existing = try? db.document(id: id)
+            return try UserDocuments.prepare(doc, existing: existing, by: user, iterations: iterations)
+        }
     }
 
     func localDocument(_ db: DocumentDatabase, _ r: CouchRequest, id: String) async throws -> HTTPAnswer {
@@ -515,17 +579,19 @@ struct CouchResponder: HTTPResponder {
         guard r.method == .post else { return methodNotAllowed("POST") }
         let body = try r.object()
         guard let docs = body["docs"]?.arrayValue else { throw DocumentError(.badRequest, "POST body must include `docs` parameter.") }
-        let objects = try docs.map { d -> JSONObject in
+        var objects = try docs.map { d -> JSONObject in
             guard let o = d.objectValue else { throw DocumentError(.badRequest, "Document must be a JSON object") }
             return o
         }
-        if !r.isAdmin, objects.contains(where: { $0["_id"]?.stringValue?.hasPrefix("_design/") == true }) {
-            throw DocumentError(.unauthorized, "You are not a db or server admin.")
+        if objects.contains(where: { $0["_id"]?.stringValue?.hasPrefix("_design/") == true }) { try checkDatabaseAdmin(r) }
+        if r.segments.first == DatabaseRegistry.usersDatabase {
+            for i in objects.indices { objects[i] = try await prepareUserDocument(db, objects[i], r) }
         }
         let newEdits = body["new_edits"]?.boolValue ?? true
         // CouchDB 3 accepts and ignores `all_or_nothing` (pycouchdb sends it):
         // each document gets its own result.
-        let results = try await offload { try db.bulkPut(objects, newEdits: newEdits) }
+        let final = objects
+        let results = try await offload { try db.bulkPut(final, newEdits: newEdits) }
         var out: [JSON] = []
         for (doc, result) in zip(objects, results) {
             switch result {

@@ -14,25 +14,46 @@ import StrataDocuments
 @available(macOS 14, iOS 17, tvOS 17, *)
 public final class CouchServer: Sendable {
     let registry: DatabaseRegistry
-    let admins: [String: String]
+    let authenticator: Authenticator
     let sessions = SessionStore()
     /// The server's uuid (`GET /`), kept in the data directory.
     public let uuid: String
     let maximumBodySize = 64 << 20
     let groupCommit: Bool
 
-    /// Serves the databases in `dataDirectory` (created when missing);
-    /// `admins` are the server admins' names and passwords. With no admins,
-    /// nobody can create or delete a database: there is no admin party.
+    /// The rounds of PBKDF2 CouchDB 3.4 uses for new passwords.
+    public static let defaultPasswordIterations = 600_000
+
+    /// Serves the databases in `dataDirectory` (created when missing).
     ///
-    /// `groupCommit` (on by default) commits concurrent single-document
-    /// writes to one database together; off, each gets its own transaction
-    /// (for comparing in benchmarks).
-    public init(dataDirectory: URL, admins: [String: String], groupCommit: Bool = true) throws {
+    /// - Parameters:
+    ///   - admins: server admins' names and passwords; the passwords are
+    ///     hashed with PBKDF2 at once and not kept. With no admins, nobody
+    ///     can create or delete a database: there is no admin party.
+    ///   - configFile: a CouchDB-style ini file whose `[admins]` section
+    ///     lists more server admins. Plain-text passwords there are replaced
+    ///     by their hashes (`-pbkdf2:sha256-KEY,SALT,ROUNDS`) in the file, as
+    ///     CouchDB does.
+    ///   - passwordIterations: PBKDF2 rounds for passwords hashed here
+    ///     (admins, and `password` in `_users` documents).
+    ///   - groupCommit: on by default, commits concurrent single-document
+    ///     writes to one database together; off, each gets its own
+    ///     transaction (for comparing in benchmarks).
+    /// - Throws: when the folder cannot be created, the `_users` database
+    ///   cannot be opened, or the config file cannot be read or rewritten.
+    public init(dataDirectory: URL, admins: [String: String], configFile: URL? = nil,
+                passwordIterations: Int = CouchServer.defaultPasswordIterations, groupCommit: Bool = true) throws {
         self.groupCommit = groupCommit
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        registry = DatabaseRegistry(directory: dataDirectory)
-        self.admins = admins
+        let registry = DatabaseRegistry(directory: dataDirectory)
+        self.registry = registry
+        var hashed: [String: PasswordHash] = [:]
+        if let configFile { hashed = try AdminConfiguration.load(configFile, iterations: passwordIterations) }
+        for (name, password) in admins { hashed[name] = PasswordHash(password: password, iterations: passwordIterations) }
+        if !registry.exists(DatabaseRegistry.usersDatabase) { try registry.create(DatabaseRegistry.usersDatabase) }
+        authenticator = Authenticator(admins: hashed, iterations: passwordIterations) { name in
+            try? registry.database(DatabaseRegistry.usersDatabase).document(id: "org.couchdb.user:" + name)
+        }
         let uuidFile = dataDirectory.appendingPathComponent("server.uuid")
         if let existing = try? String(contentsOf: uuidFile, encoding: .utf8), existing.count == 32 {
             uuid = existing
@@ -64,6 +85,24 @@ final class DatabaseRegistry: @unchecked Sendable {
     private let lock = NSLock()
     private var open: [String: DocumentDatabase] = [:]
     private var committers: [ObjectIdentifier: GroupCommitter] = [:]
+    private var securityObjects: [String: SecurityObject] = [:]
+
+    /// A database's `_security`, read once and kept until it is written.
+    func security(_ name: String) throws -> SecurityObject {
+        if let known = lock.withLock({ securityObjects[name] }) { return known }
+        let security = SecurityObject(try database(name).metadata("_security"))
+        // A write that landed meanwhile wins over what was read before it.
+        return lock.withLock {
+            if let newer = securityObjects[name] { return newer }
+            securityObjects[name] = security
+            return security
+        }
+    }
+
+    func setSecurity(_ security: JSON, of name: String) throws {
+        try database(name).setMetadata("_security", security)
+        lock.withLock { securityObjects[name] = SecurityObject(security) }
+    }
 
     /// The group committer of an open database.
     func committer(for db: DocumentDatabase) -> GroupCommitter {
@@ -77,7 +116,13 @@ final class DatabaseRegistry: @unchecked Sendable {
 
     init(directory: URL) { self.directory = directory }
 
+    /// CouchDB's users database.
+    static let usersDatabase = "_users"
+    /// The system databases a client may name, though they start with `_`.
+    static let systemDatabases: Set<String> = ["_users", "_replicator", "_global_changes"]
+
     static func isValidName(_ name: String) -> Bool {
+        if systemDatabases.contains(name) { return true }
         guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
         return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || "_$()+/-".unicodeScalars.contains($0) }
     }
@@ -120,6 +165,7 @@ final class DatabaseRegistry: @unchecked Sendable {
             guard open[name] != nil || FileManager.default.fileExists(atPath: path) else {
                 throw DocumentError(.notFound, "Database does not exist.")
             }
+            securityObjects[name] = nil
             if let db = open.removeValue(forKey: name) {
                 committers[ObjectIdentifier(db)] = nil
                 try? (db.writer as? DatabasePoolClosing)?.closeAll()
@@ -143,19 +189,20 @@ extension DatabasePool: DatabasePoolClosing {
     func closeAll() throws { try close() }
 }
 
-/// Cookie sessions (`POST /_session`): random tokens kept in memory.
+/// Cookie sessions (`POST /_session`): random tokens kept in memory, so a
+/// restart signs everyone out.
 final class SessionStore: @unchecked Sendable {
     // @unchecked: `tokens` is only touched under `lock`.
     private let lock = NSLock()
-    private var tokens: [String: String] = [:]
+    private var tokens: [String: UserContext] = [:]
 
-    func make(for name: String) -> String {
-        let token = UUID().uuidString + UUID().uuidString
-        lock.withLock { tokens[token] = name }
+    func make(for user: UserContext) -> String {
+        let token = (0..<32).map { _ in UInt8.random(in: 0...255) }.hex
+        lock.withLock { tokens[token] = user }
         return token
     }
 
-    func name(for token: String) -> String? { lock.withLock { tokens[token] } }
+    func user(for token: String) -> UserContext? { lock.withLock { tokens[token] } }
     func remove(_ token: String) { lock.withLock { _ = tokens.removeValue(forKey: token) } }
 }
 
@@ -165,5 +212,42 @@ func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
         DispatchQueue.global().async {
             continuation.resume(with: Result { try body() })
         }
+    }
+}
+
+/// The `[admins]` section of a CouchDB-style ini file.
+enum AdminConfiguration {
+    /// The admins listed in `file`; plain-text passwords are hashed and the
+    /// file rewritten with the hashes, so no password stays on disk.
+    static func load(_ file: URL, iterations: Int) throws -> [String: PasswordHash] {
+        let text: String
+        do { text = try String(contentsOf: file, encoding: .utf8) } catch {
+            throw DocumentError(.internalError, "cannot read the config file \(file.path): \(error.localizedDescription)")
+        }
+        var admins: [String: PasswordHash] = [:]
+        var section = ""
+        var lines: [String] = []
+        var rewritten = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("[") && trimmed.hasSuffix("]") {
+                section = String(trimmed.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
+            } else if section == "admins", !trimmed.hasPrefix(";"), !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") {
+                let name = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
+                let value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                if let hash = PasswordHash(configValue: value) {
+                    admins[name] = hash
+                } else {
+                    let hash = PasswordHash(password: value, iterations: iterations)
+                    admins[name] = hash
+                    lines.append("\(name) = \(hash.configValue)")
+                    rewritten = true
+                    continue
+                }
+            }
+            lines.append(line)
+        }
+        if rewritten { try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8) }
+        return admins
     }
 }

@@ -12,9 +12,10 @@ struct RunningServer {
     let base: URL
     let task: Task<Void, any Error>
 
-    static func start(admins: [String: String] = ["admin": "secret"]) async throws -> RunningServer {
+    static func start(admins: [String: String] = ["admin": "secret"], configFile: URL? = nil) async throws -> RunningServer {
         let directory = URL(fileURLWithPath: try makeTemporaryPath("couch"))
-        let server = try CouchServer(dataDirectory: directory, admins: admins)
+        // Few PBKDF2 rounds: the tests sign in often; the rounds are not what they check.
+        let server = try CouchServer(dataDirectory: directory, admins: admins, configFile: configFile, passwordIterations: 1000)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await server.run(host: "127.0.0.1", port: 0) { continuation.yield($0) } }
         var iterator = ports.makeAsyncIterator()
@@ -25,7 +26,13 @@ struct RunningServer {
     func stop() { task.cancel() }
 
     /// Sends a request; answers the status and the JSON body.
-    func send(_ method: String, _ path: String, json: String? = nil, user: String? = nil) async throws -> (Int, JSON?) {
+    func send(_ method: String, _ path: String, json: String? = nil, user: String? = nil, headers: [String: String] = [:], body: Data? = nil) async throws -> (Int, JSON?) {
+        let (status, answer, _) = try await sendWithHeaders(method, path, json: json, user: user, headers: headers, body: body)
+        return (status, answer)
+    }
+
+    /// Sends a request; answers the status, the JSON body and the response headers.
+    func sendWithHeaders(_ method: String, _ path: String, json: String? = nil, user: String? = nil, headers: [String: String] = [:], body: Data? = nil) async throws -> (Int, JSON?, [String: String]) {
         var request = URLRequest(url: URL(string: base.absoluteString + path)!)
         request.httpMethod = method
         request.timeoutInterval = 120
@@ -33,13 +40,17 @@ struct RunningServer {
             request.httpBody = Data(json.utf8)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
+        if let body { request.httpBody = body }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let user {
             request.setValue("Basic " + Data(user.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
         }
         let session = URLSession(configuration: .ephemeral)
         let (data, response) = try await session.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        return (status, data.isEmpty ? nil : try? JSON(parsing: data))
+        let http = response as? HTTPURLResponse
+        var fields: [String: String] = [:]
+        for (name, value) in http?.allHeaderFields ?? [:] { fields[String(describing: name).lowercased()] = String(describing: value) }
+        return (http?.statusCode ?? 0, data.isEmpty ? nil : try? JSON(parsing: data), fields)
     }
 }
 
