@@ -38,6 +38,50 @@ public struct MangoSelector: Sendable {
         root = .and(try MangoSelector.parse(object))
     }
 
+    /// The selector as CouchDB normalizes it (what `_explain` shows): every
+    /// condition an explicit operator on a dotted path, several conditions
+    /// under `$and`. `{"type":"Person"}` becomes `{"type":{"$eq":"Person"}}`.
+    public var normalized: JSON { MangoSelector.render(root, path: []) }
+
+    static func render(_ node: Node, path: [String]) -> JSON {
+        func atPath(_ condition: JSON) -> JSON {
+            guard !path.isEmpty else { return condition }
+            let key = path.map { $0.replacingOccurrences(of: ".", with: "\\.") }.joined(separator: ".")
+            return .object([key: condition])
+        }
+        switch node {
+        case .and(let nodes):
+            let parts = nodes.map { render($0, path: path) }
+            return parts.count == 1 ? parts[0] : .object(["$and": .array(parts)])
+        case .or(let nodes): return .object(["$or": .array(nodes.map { render($0, path: path) })])
+        case .nor(let nodes): return .object(["$nor": .array(nodes.map { render($0, path: path) })])
+        case .not(let inner): return .object(["$not": render(inner, path: path)])
+        case .field(let more, let inner): return render(inner, path: path + more)
+        case .elemMatch(let inner): return atPath(.object(["$elemMatch": render(inner, path: [])]))
+        case .allMatch(let inner): return atPath(.object(["$allMatch": render(inner, path: [])]))
+        case .op(let op):
+            let (name, argument): (String, JSON)
+            switch op {
+            case .eq(let v): (name, argument) = ("$eq", v)
+            case .ne(let v): (name, argument) = ("$ne", v)
+            case .gt(let v): (name, argument) = ("$gt", v)
+            case .gte(let v): (name, argument) = ("$gte", v)
+            case .lt(let v): (name, argument) = ("$lt", v)
+            case .lte(let v): (name, argument) = ("$lte", v)
+            case .exists(let b): (name, argument) = ("$exists", .bool(b))
+            case .type(let t): (name, argument) = ("$type", .string(t))
+            case .in(let list): (name, argument) = ("$in", .array(list))
+            case .nin(let list): (name, argument) = ("$nin", .array(list))
+            case .all(let list): (name, argument) = ("$all", .array(list))
+            case .size(let n): (name, argument) = ("$size", .int(n))
+            case .regex(let r): (name, argument) = ("$regex", .string(r))
+            case .mod(let d, let r): (name, argument) = ("$mod", .array([.int(d), .int(r)]))
+            case .beginsWith(let p): (name, argument) = ("$beginsWith", .string(p))
+            }
+            return atPath(.object([name: argument]))
+        }
+    }
+
     static func splitPath(_ field: String) -> [String] {
         var parts: [String] = []
         var current = ""

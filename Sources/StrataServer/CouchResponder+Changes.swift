@@ -50,21 +50,22 @@ extension CouchResponder {
         if options.since < 0 { options.since = try await offload { try db.updateSequence() } }
         let feed = r.query["feed"] ?? "normal"
         let timeout = Duration.milliseconds(try r.int("timeout") ?? 60_000)
-        let heartbeat = try r.int("heartbeat").map { Duration.milliseconds(max($0, 100)) }
+        // `heartbeat=true` (aiocouch sends it) means CouchDB's default, 60 s.
+        let heartbeat = try (r.query["heartbeat"] == "true" ? 60_000 : r.int("heartbeat")).map { Duration.milliseconds(max($0, 100)) }
         switch feed {
         case "normal":
             let final = options
             let result = try await offload { try db.changes(final) }
-            return HTTPAnswer(status: .ok, json: changesJSON(result))
+            return changesAnswer(result)
         case "longpoll":
             let final = options
             let now = try await offload { try db.changes(final) }
-            if !now.results.isEmpty { return HTTPAnswer(status: .ok, json: changesJSON(now)) }
+            if !now.results.isEmpty { return changesAnswer(now) }
             // Wait for the next change, or the timeout.
             let first = await firstChange(db, options, within: timeout)
             var result = ChangesResult(results: first.map { [$0] } ?? [], lastSeq: first?.seq ?? now.lastSeq, pending: 0)
             if first == nil { result.lastSeq = now.lastSeq }
-            return HTTPAnswer(status: .ok, json: changesJSON(result))
+            return changesAnswer(result)
         case "continuous", "eventsource":
             let eventSource = feed == "eventsource"
             let events = changeEvents(db, options, timeout: r.query["timeout"] == nil && heartbeat != nil ? nil : timeout, heartbeat: heartbeat)
@@ -102,8 +103,14 @@ extension CouchResponder {
         }
     }
 
-    func changesJSON(_ result: ChangesResult) -> JSON {
-        .object(["results": .array(result.results.map(\.json)), "last_seq": .string(String(result.lastSeq)), "pending": .int(result.pending)])
+    /// A normal or longpoll answer laid out line by line as CouchDB writes
+    /// it: one change a line between `{"results":[` and `],`. Clients parse
+    /// those lines (python-cloudant reads the feed a line at a time).
+    func changesAnswer(_ result: ChangesResult) -> HTTPAnswer {
+        var text = "{\"results\":[\n"
+        text += result.results.map(\.json.text).joined(separator: ",\n")
+        text += "\n],\n\"last_seq\":" + JSON.string(String(result.lastSeq)).text + ",\"pending\":\(result.pending)}\n"
+        return HTTPAnswer(status: .ok, json: nil, raw: ("application/json", Data(text.utf8)))
     }
 
     enum ChangeEvent: Sendable {

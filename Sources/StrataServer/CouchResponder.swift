@@ -431,6 +431,8 @@ struct CouchResponder: HTTPResponder {
             return HTTPAnswer(status: .ok, json: .object(doc), headers: headers)
         case .put:
             return try await saveDocument(db, r, id: id)
+        case HTTPRequest.Method("COPY")!:
+            return try await copyDocument(db, r, id: id)
         case .delete:
             guard let rev = r.query["rev"] ?? r.headers[.ifMatch].map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }) else {
                 throw DocumentError.conflict
@@ -441,6 +443,41 @@ struct CouchResponder: HTTPResponder {
         default:
             return methodNotAllowed("DELETE,GET,HEAD,POST,PUT")
         }
+    }
+
+    /// `COPY /{db}/{id}` with `Destination: target[?rev=…]`: the source's
+    /// body (and attachments) saved under the target id; an existing target
+    /// needs its current rev, as in CouchDB.
+    func copyDocument(_ db: DocumentDatabase, _ r: CouchRequest, id: String) async throws -> HTTPAnswer {
+        guard let destination = r.headers[HTTPField.Name("Destination")!], !destination.isEmpty else {
+            throw DocumentError(.badRequest, "Destination header is mandatory for COPY.")
+        }
+        let parts = destination.split(separator: "?", maxSplits: 1)
+        let target = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+        var targetRev: String?
+        if parts.count == 2 {
+            for pair in parts[1].split(separator: "&") where pair.hasPrefix("rev=") {
+                targetRev = String(pair.dropFirst(4)).removingPercentEncoding
+            }
+        }
+        if target.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
+        if target.hasPrefix("_") && !target.hasPrefix("_design/") {
+            throw DocumentError(.badRequest, "Only reserved document ids may start with underscore.")
+        }
+        let source = try await offload { try db.document(id: id, options: DocumentReadOptions(rev: r.query["rev"], attachments: true)) }
+        var copy = JSONObject(source.pairs.filter { !$0.key.hasPrefix("_") || $0.key == "_attachments" })
+        copy["_id"] = .string(target)
+        if let targetRev { copy["_rev"] = .string(targetRev) }
+        if var attachments = copy["_attachments"]?.objectValue {
+            for (name, value) in attachments {
+                guard var o = value.objectValue else { continue }
+                for key in ["revpos", "digest", "length", "stub"] { o[key] = nil }
+                attachments[name] = .object(o)
+            }
+            copy["_attachments"] = .object(attachments)
+        }
+        let result = try await put(db, copy, newEdits: true)
+        return written(result, status: .created)
     }
 
     /// One document write, group-committed unless the server says not.
@@ -481,7 +518,11 @@ struct CouchResponder: HTTPResponder {
         let newEdits = r.query["new_edits"] != "false"
         if r.segments.first == DatabaseRegistry.usersDatabase { doc = try await prepareUserDocument(db, doc, r) }
         let result = try await put(db, doc, newEdits: newEdits)
-        return written(result, status: r.query["batch"] == "ok" ? .accepted : .created)
+        if r.query["batch"] == "ok" {
+            // CouchDB answers a batched write before it has a revision to give.
+            return HTTPAnswer(status: .accepted, json: .object(["ok": .bool(true), "id": .string(result.id)]))
+        }
+        return written(result, status: .created)
     }
 
     /// A write to `_users`: CouchDB's rules for user documents, the
@@ -663,7 +704,7 @@ struct CouchResponder: HTTPResponder {
         if explain {
             let index: JSON = result.index.map(\.json) ?? .object(["ddoc": .null, "name": .string("_all_docs"), "type": .string("special"), "def": .object(["fields": .array([.object(["_id": .string("asc")])])])])
             return HTTPAnswer(status: .ok, json: .object([
-                "dbname": .string(r.segments[0]), "index": index, "selector": query.selector,
+                "dbname": .string(r.segments[0]), "index": index, "selector": try MangoSelector(query.selector).normalized,
                 "opts": .object(["use_index": .array([]), "bookmark": .string(query.bookmark ?? "nil"), "limit": .int(query.limit), "skip": .int(query.skip)]),
                 "limit": .int(query.limit), "skip": .int(query.skip),
                 "fields": query.fields.map { .array($0.map(JSON.string)) } ?? .string("all_fields"),

@@ -8,6 +8,20 @@ import Testing
         try MangoSelector(JSON(parsing: selector)).matches(JSON(parsing: doc))
     }
 
+    /// `_explain` shows the selector as CouchDB normalizes it.
+    @Test func normalizesAsCouchDBDoes() throws {
+        let cases: [(String, String)] = [
+            (#"{"type":"Person"}"#, #"{"type":{"$eq":"Person"}}"#),
+            (#"{"a":{"b":1},"c":{"$gt":2,"$lt":5}}"#, #"{"$and":[{"a.b":{"$eq":1}},{"$and":[{"c":{"$gt":2}},{"c":{"$lt":5}}]}]}"#),
+            (#"{"$or":[{"x":1},{"y":{"$exists":true}}]}"#, #"{"$or":[{"x":{"$eq":1}},{"y":{"$exists":true}}]}"#),
+            (#"{"tags":{"$elemMatch":{"v":{"$mod":[2,0]}}}}"#, #"{"tags":{"$elemMatch":{"v":{"$mod":[2,0]}}}}"#),
+            (#"{"a\\.b":1}"#, #"{"a\\.b":{"$eq":1}}"#),
+        ]
+        for (selector, normalized) in cases {
+            #expect(try MangoSelector(JSON(parsing: selector)).normalized == JSON(parsing: normalized), "\(selector)")
+        }
+    }
+
     @Test func everyOperator() throws {
         let doc = #"{"_id":"d","n":5,"s":"hello","b":true,"z":null,"tags":["a","b"],"nested":{"x":1},"points":[{"v":1},{"v":9}]}"#
         let cases: [(String, Bool)] = [
