@@ -103,7 +103,8 @@ let package = Package(
                 "StrataDocuments", "StrataServer", "StrataTestHelpers",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ]
+            ],
+            resources: [.copy("Resources")]
         ),
         // Tests that launch processes: the `strata` tool, the examples, a
         // second writer, the Swift compiler on the documentation.

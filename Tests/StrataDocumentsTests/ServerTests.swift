@@ -33,6 +33,13 @@ struct RunningServer {
 
     /// Sends a request; answers the status, the JSON body and the response headers.
     func sendWithHeaders(_ method: String, _ path: String, json: String? = nil, user: String? = nil, headers: [String: String] = [:], body: Data? = nil) async throws -> (Int, JSON?, [String: String]) {
+        let (status, data, fields) = try await sendRaw(method, path, json: json, user: user, headers: headers, body: body)
+        return (status, data.isEmpty ? nil : try? JSON(parsing: data), fields)
+    }
+
+    /// Sends a request; answers the status, the body's bytes and the response
+    /// headers (names lowercased).
+    func sendRaw(_ method: String, _ path: String, json: String? = nil, user: String? = nil, headers: [String: String] = [:], body: Data? = nil) async throws -> (Int, Data, [String: String]) {
         var request = URLRequest(url: URL(string: base.absoluteString + path)!)
         request.httpMethod = method
         request.timeoutInterval = 120
@@ -50,7 +57,7 @@ struct RunningServer {
         let http = response as? HTTPURLResponse
         var fields: [String: String] = [:]
         for (name, value) in http?.allHeaderFields ?? [:] { fields[String(describing: name).lowercased()] = String(describing: value) }
-        return (http?.statusCode ?? 0, data.isEmpty ? nil : try? JSON(parsing: data), fields)
+        return (http?.statusCode ?? 0, data, fields)
     }
 }
 
