@@ -23,6 +23,10 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
         case illegalDatabaseName = "illegal_database_name"
         /// A document id CouchDB would refuse (400 `illegal_docid`).
         case illegalDocumentID = "illegal_docid"
+        /// A design document whose members have the wrong types (400 `invalid_design_doc`).
+        case invalidDesignDocument = "invalid_design_doc"
+        /// A query parameter with a value of the wrong kind (400 `query_parse_error`).
+        case queryParseError = "query_parse_error"
         /// A request body over the server's limit (413 `too_large`).
         case tooLarge = "too_large"
         /// A body in an encoding or type the server does not read (415 `bad_content_type`).
@@ -49,7 +53,8 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
         switch kind {
         case .conflict: return 409
         case .notFound: return 404
-        case .badRequest, .invalidOperator, .noUsableIndex, .illegalDatabaseName, .illegalDocumentID: return 400
+        case .badRequest, .invalidOperator, .noUsableIndex, .illegalDatabaseName, .illegalDocumentID,
+             .invalidDesignDocument, .queryParseError: return 400
         case .forbidden: return 403
         case .unauthorized: return 401
         case .fileExists: return 412

@@ -119,6 +119,27 @@ struct DocumentTables: Sendable {
         }
     }
 
+    /// CouchDB's checks on a design document's members: the function
+    /// groups are objects, the validation function and language are strings.
+    static func checkDesign(_ document: JSONObject) throws {
+        for key in ["views", "updates", "filters", "shows", "lists", "options"] {
+            if let value = document[key], value.objectValue == nil {
+                throw DocumentError(.invalidDesignDocument, "`\(key)` parameter must be an object.")
+            }
+        }
+        for key in ["validate_doc_update", "language"] {
+            if let value = document[key], value.stringValue == nil {
+                throw DocumentError(.invalidDesignDocument, "`\(key)` parameter must be a string.")
+            }
+        }
+        for (name, view) in document["views"]?.objectValue ?? JSONObject() {
+            guard let object = view.objectValue else { throw DocumentError(.invalidDesignDocument, "View \(name) must be an object") }
+            if let map = object["map"], map.stringValue == nil, map.objectValue == nil {
+                throw DocumentError(.invalidDesignDocument, "View \(name) has a non-string map function")
+            }
+        }
+    }
+
     func bulkWrite(_ db: Database, documents: [JSONObject], newEdits: Bool, allOrNothing: Bool) throws -> [Result<DocumentWriteResult, DocumentError>] {
         var results: [Result<DocumentWriteResult, DocumentError>] = []
         for document in documents {
@@ -143,6 +164,7 @@ struct DocumentTables: Sendable {
         }
         try checkID(id)
         if id.hasPrefix("_local/") { return try writeLocal(db, document: document) }
+        if id.hasPrefix("_design/"), document["_deleted"]?.boolValue != true { try DocumentTables.checkDesign(document) }
 
         var body = JSONObject()
         for (key, value) in document {

@@ -24,7 +24,9 @@ struct CouchRequest: Sendable {
 
     func int(_ name: String) throws -> Int? {
         guard let text = query[name] else { return nil }
-        guard let n = Int(text) else { throw DocumentError(.badRequest, "Invalid value for \(name): \(text)") }
+        guard let n = Int(text), n >= 0 else {
+            throw DocumentError(.queryParseError, "Invalid value for positive integer \(name): \"\(text)\"")
+        }
         return n
     }
 
@@ -90,7 +92,12 @@ struct CouchResponder: HTTPResponder {
 
     func parse(_ request: inout Request) async throws -> CouchRequest {
         let rawPath = request.uri.path
-        let segments = rawPath.split(separator: "/", omittingEmptySubsequences: true).map { String($0).removingPercentEncoding ?? String($0) }
+        let segments = try rawPath.split(separator: "/", omittingEmptySubsequences: true).map { segment in
+            guard let decoded = String(segment).removingPercentEncoding else {
+                throw DocumentError(.badRequest, "The path is not valid percent-encoded UTF-8")
+            }
+            return decoded
+        }
         var query: [String: String] = [:]
         for (k, v) in request.uri.queryParameters {
             query[String(k).removingPercentEncoding ?? String(k)] = String(v).removingPercentEncoding ?? String(v)
@@ -602,7 +609,10 @@ struct CouchResponder: HTTPResponder {
         if let keys = try r.jsonQuery("keys")?.arrayValue { options.keys = keys.compactMap(\.stringValue) }
         if r.method == .post {
             let body = try r.object()
-            if let keys = body["keys"]?.arrayValue { options.keys = keys.compactMap(\.stringValue) }
+            if let keys = body["keys"] {
+                guard let list = keys.arrayValue else { throw DocumentError(.badRequest, "`keys` member must be an array.") }
+                options.keys = list.compactMap(\.stringValue)
+            }
             if let b = body["include_docs"]?.boolValue { options.includeDocs = b }
             if let n = body["limit"]?.intValue { options.limit = n }
             if let n = body["skip"]?.intValue { options.skip = n }
@@ -651,6 +661,7 @@ struct CouchResponder: HTTPResponder {
         let options = DocumentReadOptions(revs: r.flag("revs"), attachments: r.flag("attachments"), latest: r.flag("latest"))
         let results: [JSON] = try await offload {
             try docs.map { spec -> JSON in
+                guard spec.objectValue != nil else { throw DocumentError(.badRequest, "Document must be a JSON object") }
                 let id = spec["id"]?.stringValue ?? ""
                 let rev = spec["rev"]?.stringValue
                 var answers: [JSON] = []

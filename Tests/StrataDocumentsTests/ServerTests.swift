@@ -100,6 +100,44 @@ struct RunningServer {
         #expect(status == 400 && body?["error"] == .string("no_usable_index"))
     }
 
+    /// Malformed requests get CouchDB's error and status, never a 500, and
+    /// write nothing.
+    @Test func badRequestsGetCouchDBsErrorsNeverA500() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let admin = "admin:secret"
+        #expect(try await server.send("PUT", "/t", user: admin).0 == 201)
+        let cases: [(String, String, String?, Int, String)] = [
+            ("POST", "/t/_bulk_docs", #"{"docs":"#, 400, "bad_request"),
+            ("POST", "/t/_bulk_docs", #"{"docs":[1]}"#, 400, "bad_request"),
+            ("POST", "/t/_find", #"{"selector":{"a":{"$regex":"("}}}"#, 400, "bad_request"),
+            ("PUT", "/t/d?rev=abc", "{}", 400, "bad_request"),
+            ("PUT", "/t/d", #"{"_rev":5}"#, 400, "bad_request"),
+            ("PUT", "/t/d?new_edits=false", "{}", 400, "bad_request"),
+            ("GET", "/t/d?open_revs=%5Bbad", nil, 400, "bad_request"),
+            ("POST", "/t/_revs_diff", #"{"d":"x"}"#, 400, "bad_request"),
+            ("POST", "/t/_bulk_get", #"{"docs":[1]}"#, 400, "bad_request"),
+            ("POST", "/t/_all_docs", #"{"keys":5}"#, 400, "bad_request"),
+            ("GET", "/t/_changes?limit=-1", nil, 400, "query_parse_error"),
+            ("GET", "/t/_changes?since=xyz", nil, 400, "bad_request"),
+            ("PUT", "/t/_security", "[1]", 400, "bad_request"),
+            ("PUT", "/t/att", #"{"_attachments":{"a.txt":{"data":"!!!"}}}"#, 400, "bad_request"),
+            ("PUT", "/t/_design/x", #"{"views":5}"#, 400, "invalid_design_doc"),
+            ("PUT", "/t/%FF", "{}", 400, "bad_request"),
+            ("PUT", "/t/_bogus", "{}", 400, "bad_request"),
+            ("POST", "/t", #"{"_id":5}"#, 400, "illegal_docid"),
+            ("PUT", "/Bad", nil, 400, "illegal_database_name"),
+        ]
+        for (method, path, body, status, error) in cases {
+            let (got, answer) = try await server.send(method, path, json: body, user: admin)
+            #expect(got == status && answer?["error"] == .string(error), "\(method) \(path): \(got) \(String(describing: answer))")
+        }
+        let oversized = Data(count: (64 << 20) + 1)
+        let (status, answer) = try await server.send("PUT", "/t/big", user: admin, headers: ["Content-Type": "application/json"], body: oversized)
+        #expect(status == 413 && answer?["error"] == .string("too_large"))
+        #expect(try await server.send("GET", "/t", user: admin).1?["doc_count"] == .int(0))
+    }
+
     /// Concurrent writes are committed together and each gets its own
     /// answer: all new documents saved, and of two creations of one id,
     /// exactly one wins.
