@@ -301,7 +301,14 @@ struct CouchResponder: HTTPResponder {
             }
         }
         let registry = server.registry
-        let (db, security) = try await offload { (try registry.database(name), try registry.security(name)) }
+        // Open databases and their `_security` are kept in memory: only the
+        // first request to a database reads its file, off the event loop.
+        let db: DocumentDatabase, security: SecurityObject
+        if let known = registry.opened(name) {
+            (db, security) = known
+        } else {
+            (db, security) = try await offload { (try registry.database(name), try registry.security(name)) }
+        }
         var r = r
         r.security = security
         if name == DatabaseRegistry.usersDatabase {

@@ -87,6 +87,15 @@ final class DatabaseRegistry: @unchecked Sendable {
     private var committers: [ObjectIdentifier: GroupCommitter] = [:]
     private var securityObjects: [String: SecurityObject] = [:]
 
+    /// An open database and its `_security` when both are in memory, so a
+    /// request needs no file access to find them.
+    func opened(_ name: String) -> (DocumentDatabase, SecurityObject)? {
+        lock.withLock {
+            guard let db = open[name], let security = securityObjects[name] else { return nil }
+            return (db, security)
+        }
+    }
+
     /// A database's `_security`, read once and kept until it is written.
     func security(_ name: String) throws -> SecurityObject {
         if let known = lock.withLock({ securityObjects[name] }) { return known }
