@@ -61,8 +61,12 @@ extension Database {
     /// See <https://www.sqlite.org/lang_savepoint.html>.
     @discardableResult
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
-        savepointCounter += 1
-        let name = "strata_savepoint_\(savepointCounter)"
+        // Named by nesting depth, not by a running count: the few SAVEPOINT /
+        // RELEASE texts stay in the statement cache instead of each call
+        // preparing (and evicting) new ones.
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "strata_savepoint_\(savepointDepth)"
         try execute(sql: "SAVEPOINT \(name)")
         let result: T
         do {

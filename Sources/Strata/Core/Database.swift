@@ -33,7 +33,7 @@ public final class Database {
     /// with what they need to reuse them), each under a key the layer owns
     /// and Core does not interpret. Emptied when the connection closes.
     let layerCache = LayerCache()
-    var savepointCounter = 0
+    var savepointDepth = 0
 
     /// A handle that can interrupt this connection's running statement from
     /// any thread.
