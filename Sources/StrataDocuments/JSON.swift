@@ -63,68 +63,90 @@ public enum JSON: Sendable, Hashable {
 
     /// The JSON text of the value, compact (no spaces), keys in their order.
     public var text: String {
-        var out = ""
-        write(to: &out, sortingKeys: false)
-        return out
+        String(decoding: utf8(sortingKeys: false), as: UTF8.self)
     }
 
     /// The JSON text with object keys sorted by their UTF-8 bytes: the form
     /// revision ids are computed over, so that two peers making the same edit
     /// agree.
     public var canonicalText: String {
-        var out = ""
-        write(to: &out, sortingKeys: true)
+        String(decoding: utf8(sortingKeys: true), as: UTF8.self)
+    }
+
+    /// The JSON text as UTF-8 bytes.
+    func utf8(sortingKeys: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        write(to: &out, sortingKeys: sortingKeys)
         return out
     }
 
-    func write(to out: inout String, sortingKeys: Bool) {
+    // Written as bytes, not String appends: documents are serialized on
+    // every write and read, and String's append costs several times more.
+    func write(to out: inout [UInt8], sortingKeys: Bool) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .number(let n): out += n
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let n): out.append(contentsOf: n.utf8)
         case .string(let s): JSON.writeString(s, to: &out)
         case .array(let elements):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (i, e) in elements.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 e.write(to: &out, sortingKeys: sortingKeys)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let object):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             var pairs = object.pairs
-            if sortingKeys { pairs.sort { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) } }
+            if sortingKeys { pairs.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) } }
             for (i, pair) in pairs.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 JSON.writeString(pair.key, to: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 pair.value.write(to: &out, sortingKeys: sortingKeys)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
+    /// A JSON string literal: quotes, backslashes and control characters
+    /// escaped, and U+2028 / U+2029 (which JavaScript does not take raw in
+    /// a string); runs of other bytes copied at once.
+    static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { bytes in
+            var start = 0
+            var i = 0
+            func escape(_ text: String, skipping count: Int) {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
+                out.append(contentsOf: text.utf8)
+                i += count
+                start = i
+            }
+            while i < bytes.count {
+                let byte = bytes[i]
+                switch byte {
+                case UInt8(ascii: "\""): escape("\\\"", skipping: 1)
+                case UInt8(ascii: "\\"): escape("\\\\", skipping: 1)
+                case 0x0A: escape("\\n", skipping: 1)
+                case 0x0D: escape("\\r", skipping: 1)
+                case 0x09: escape("\\t", skipping: 1)
+                case 0x08: escape("\\b", skipping: 1)
+                case 0x0C: escape("\\f", skipping: 1)
+                case 0..<0x20:
+                    let hex = String(byte, radix: 16)
+                    escape("\\u" + String(repeating: "0", count: 4 - hex.count) + hex, skipping: 1)
+                case 0xE2 where i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9):
+                    escape(bytes[i + 2] == 0xA8 ? "\\u2028" : "\\u2029", skipping: 3)
+                default:
+                    i += 1
                 }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
 

@@ -43,6 +43,19 @@ func obj(_ text: String) throws -> JSONObject {
         #expect(other.rev != ra.rev)
     }
 
+    /// Revision ids depend on the canonical text byte for byte: peers on
+    /// different Strata versions must compute the same id for the same
+    /// edit, so the value is pinned (computed before the serializer moved
+    /// from String to bytes).
+    @Test func revisionIDsArePinnedAcrossVersions() throws {
+        let text = #"{"_id":"pinned","é":1,"b":"a\"b\\c\n\r\t\b\f\u0001\u001f\u2028\u2029é😀","a":[null,true,false,1.5e3,{"z":1,"Z":2}]}"#
+        let result = try makeDocuments().put(obj(text))
+        #expect(result.rev == "1-79f28e5f1b38434fac4bad973bf458d9")
+        let json = try JSON(parsing: text)
+        #expect(json["b"]?.canonicalText == #""a\"b\\c\n\r\t\b\f\u0001\u001f\u2028\u2029é😀""#)
+        #expect(json.canonicalText.hasPrefix(#"{"_id":"pinned","a":[null,true,false,1.5e3,{"Z":2,"z":1}],"b":"#))
+    }
+
     @Test func deleteThenRecreate() throws {
         let db = try makeDocuments()
         let r1 = try db.put(obj(#"{"_id":"d","v":1}"#))
