@@ -101,7 +101,7 @@ struct DocumentTables: Sendable {
 
     static func newID() -> String {
         var g = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in String(UInt8.random(in: 0...255, using: &g), radix: 16).leftPadded(to: 2) }.joined()
+        return (0..<16).map { _ in UInt8.random(in: 0...255, using: &g) }.hexString
     }
 
     static let specialMembers: Set<String> = [

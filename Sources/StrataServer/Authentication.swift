@@ -34,9 +34,9 @@ struct PasswordHash: Sendable, Equatable {
     init(password: String, iterations: Int, function: Function = .sha256) {
         let saltBytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
         self.function = function
-        self.salt = saltBytes.hex
+        self.salt = saltBytes.hexString
         self.iterations = iterations
-        self.derivedKey = PasswordHash.derive(password, salt: salt, iterations: iterations, function: function, length: function == .sha1 ? 20 : 32).hex
+        self.derivedKey = PasswordHash.derive(password, salt: salt, iterations: iterations, function: function, length: function == .sha1 ? 20 : 32).hexString
     }
 
     /// The hash in a `_users` document, or nil when it holds none.
@@ -86,7 +86,7 @@ struct PasswordHash: Sendable, Equatable {
     func matches(_ password: String) -> Bool {
         let length = derivedKey.utf8.count / 2
         guard length > 0 else { return false }
-        let derived = PasswordHash.derive(password, salt: salt, iterations: iterations, function: function, length: length).hex
+        let derived = PasswordHash.derive(password, salt: salt, iterations: iterations, function: function, length: length).hexString
         return constantTimeEqual(Array(derived.utf8), Array(derivedKey.utf8))
     }
 
@@ -103,19 +103,6 @@ struct PasswordHash: Sendable, Equatable {
 func constantTimeEqual(_ x: [UInt8], _ y: [UInt8]) -> Bool {
     guard x.count == y.count else { return false }
     return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
-}
-
-extension [UInt8] {
-    var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(count * 2)
-        for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 }
 
 /// Checks names and passwords against the server admins and the `_users`

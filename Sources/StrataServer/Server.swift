@@ -206,7 +206,7 @@ final class SessionStore: @unchecked Sendable {
     private var tokens: [String: UserContext] = [:]
 
     func make(for user: UserContext) -> String {
-        let token = (0..<32).map { _ in UInt8.random(in: 0...255) }.hex
+        let token = (0..<32).map { _ in UInt8.random(in: 0...255) }.hexString
         lock.withLock { tokens[token] = user }
         return token
     }
