@@ -267,15 +267,15 @@ public struct MangoSelector: Sendable {
 
     /// SQL conditions implied by the selector (a prefilter: rows it keeps
     /// are checked again by ``matches(_:)``), with their arguments.
-    func sqlConditions() -> [(sql: String, arguments: [(any DatabaseValueConvertible)?])] {
-        var out: [(sql: String, arguments: [(any DatabaseValueConvertible)?])] = []
+    func sqlConditions() -> [(sql: String, arguments: [(any DatabaseValueConvertible)?], path: [String], op: Operator)] {
+        var out: [(sql: String, arguments: [(any DatabaseValueConvertible)?], path: [String], op: Operator)] = []
         func visit(_ node: Node, _ prefix: [String]) {
             switch node {
             case .and(let nodes): nodes.forEach { visit($0, prefix) }
             case .field(let path, let inner): visit(inner, prefix + path)
             case .op(let op):
                 guard let field = MangoSQL.Field(prefix) else { return }
-                if let c = MangoSQL.condition(op, field) { out.append(c) }
+                if let c = MangoSQL.condition(op, field) { out.append((c.sql, c.arguments, prefix, op)) }
             default: return
             }
         }
@@ -420,8 +420,11 @@ public struct FindResult: Sendable {
     public var executionStats: JSON?
     /// The index used, nil for a full scan.
     public var index: MangoIndex?
-    /// The SQL that ran (for `_explain`).
-    public var sql: String
+    /// The SQL that ran (for `_explain`): the ``statements`` joined.
+    public var sql: String { statements.joined(separator: ";\n") }
+    /// The SELECTs that ran, in turn: one, or one per range of the index
+    /// when a comparison spans CouchDB's type ranks.
+    public var statements: [String]
 }
 
 extension DocumentTables {
@@ -435,7 +438,7 @@ extension DocumentTables {
 
     func partialSQL(_ selector: JSON?) throws -> (String, [(any DatabaseValueConvertible)?]) {
         guard let selector else { return ("", []) }
-        let conditions = try MangoSelector(selector).sqlConditions()
+        let conditions = try MangoSelector(selector).sqlConditions().map { (sql: $0.sql, arguments: $0.arguments) }
         guard !conditions.isEmpty else { return ("", []) }
         return (" AND " + conditions.map { "(\($0.sql))" }.joined(separator: " AND "), conditions.flatMap(\.arguments))
     }
@@ -467,6 +470,9 @@ extension DocumentTables {
             columns.append(f.rank)
             if !f.isID { columns.append(f.value) }
         }
+        // The id last: rows equal on every field come in id order, so the
+        // index gives the whole ORDER BY and SQLite needs no sort.
+        if !fields.contains("_id") { columns.append("id") }
         // Partial indexes need their WHERE as literals; the same text is
         // added to queries through that index so SQLite sees it is implied.
         let (partial, arguments) = try partialSQL(partialFilterSelector)
@@ -528,20 +534,31 @@ extension DocumentTables {
                 if let f = MangoSQL.Field(MangoSelector.splitPath(field)), !f.isID { conditions.append("\(f.rank) IS NOT NULL") }
             }
         }
+        // Where each field's comparisons are bound (1-based parameter
+        // numbers), for the index segments below.
+        var bounds: [[String]: [(op: MangoSelector.Operator, parameter: Int)]] = [:]
         for c in selector.sqlConditions() {
             conditions.append(c.sql)
             arguments.append(contentsOf: c.arguments)
+            if c.arguments.count == 1 { bounds[c.path, default: []].append((c.op, arguments.count)) }
         }
-        var order: [String] = []
+        let segments = chosen.map { indexSegments($0.0, bounds: bounds, ascending: ascending) } ?? [IndexSegment()]
         let direction = ascending ? "ASC" : "DESC"
-        if let (index, _) = chosen, !sortByID || sortFields.isEmpty {
-            for field in index.fields {
-                guard let f = MangoSQL.Field(MangoSelector.splitPath(field)) else { continue }
-                order.append("\(f.rank) \(direction)")
-                if !f.isID { order.append("\(f.value) \(direction)") }
+        func orderBy(_ segment: IndexSegment) -> String {
+            var order: [String] = []
+            if let (index, _) = chosen, !sortByID || sortFields.isEmpty {
+                for (i, field) in index.fields.enumerated() where i >= segment.constantFields {
+                    guard let f = MangoSQL.Field(MangoSelector.splitPath(field)) else { continue }
+                    // Terms the WHERE pins are left out: SQLite does not see
+                    // that they are constant and would sort instead of
+                    // reading the index in order.
+                    if !(i == segment.constantFields && segment.pinsRank) { order.append("\(f.rank) \(direction)") }
+                    if !f.isID { order.append("\(f.value) \(direction)") }
+                }
             }
+            order.append("id \(direction)")
+            return order.joined(separator: ", ")
         }
-        order.append("id \(direction)")
         var skip = query.skip
         if let bookmark = query.bookmark, bookmark != "nil" {
             guard let data = Data(base64Encoded: bookmark), let json = try? JSON(parsing: data), let n = json["skip"]?.intValue else {
@@ -549,22 +566,26 @@ extension DocumentTables {
             }
             skip = n
         }
-        let sql = "SELECT id, rev, body, attachments FROM \(docs) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order.joined(separator: ", "))"
+        let statements = segments.map { segment in
+            "SELECT id, rev, body, attachments FROM \(docs) WHERE \((conditions + segment.conditions).joined(separator: " AND ")) ORDER BY \(orderBy(segment))"
+        }
         var docsOut: [JSONObject] = []
         var examined = 0
         var skipped = 0
         let started = Date()
         if !explainOnly, query.limit > 0 {
-            let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
-            while let row = try cursor.next() {
-                examined += 1
-                var doc: JSONObject = ["_id": .string(try row[0]), "_rev": .string(try row[1])]
-                for (k, v) in try JSON(parsing: try row[2] as String).objectValue ?? JSONObject() { doc[k] = v }
-                if !selector.matches(.object(doc)) { continue }
-                if skipped < skip { skipped += 1; continue }
-                if let fields = query.fields { doc = DocumentTables.project(doc, fields) }
-                docsOut.append(doc)
-                if docsOut.count >= query.limit { break }
+            scan: for sql in statements {
+                let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+                while let row = try cursor.next() {
+                    examined += 1
+                    var doc: JSONObject = ["_id": .string(try row[0]), "_rev": .string(try row[1])]
+                    for (k, v) in try JSON(parsing: try row[2] as String).objectValue ?? JSONObject() { doc[k] = v }
+                    if !selector.matches(.object(doc)) { continue }
+                    if skipped < skip { skipped += 1; continue }
+                    if let fields = query.fields { doc = DocumentTables.project(doc, fields) }
+                    docsOut.append(doc)
+                    if docsOut.count >= query.limit { break scan }
+                }
             }
         }
         let next = JSON.object(["skip": .int(skip + docsOut.count)]).text
@@ -576,7 +597,63 @@ extension DocumentTables {
             "execution_time_ms": .number(String(format: "%.3f", Date().timeIntervalSince(started) * 1000)),
         ]) : nil
         return FindResult(docs: docsOut, bookmark: Data(next.utf8).base64EncodedString(), warning: warning,
-                          executionStats: stats, index: chosen?.0, sql: sql)
+                          executionStats: stats, index: chosen?.0, statements: statements)
+    }
+
+    /// One range of an index, read in its order. A comparison on the first
+    /// field after those pinned by `$eq` compares CouchDB's (type rank,
+    /// value) pairs, which SQLite cannot turn into one index range; split
+    /// by rank, each part is a range (`rank = 3 AND value >= ?`, then
+    /// `rank > 3`), and the parts in turn are the index's order.
+    struct IndexSegment {
+        /// Extra conditions; they refer to already-bound parameters by number.
+        var conditions: [String] = []
+        /// Leading index fields pinned by `$eq`.
+        var constantFields = 0
+        /// Whether the conditions pin the rank of the next field.
+        var pinsRank = false
+    }
+
+    func indexSegments(_ index: MangoIndex, bounds: [[String]: [(op: MangoSelector.Operator, parameter: Int)]], ascending: Bool) -> [IndexSegment] {
+        var constant = 0
+        for field in index.fields {
+            let pinned = bounds[MangoSelector.splitPath(field)]?.contains { if case .eq(let v) = $0.op, MangoSQL.scalar(v) != nil { return true } else { return false } } ?? false
+            guard pinned else { break }
+            constant += 1
+        }
+        guard constant < index.fields.count, let f = MangoSQL.Field(MangoSelector.splitPath(index.fields[constant])), !f.isID else {
+            return [IndexSegment(constantFields: constant)]
+        }
+        var lower: (op: String, rank: Int, parameter: Int)?
+        var upper: (op: String, rank: Int, parameter: Int)?
+        for (op, parameter) in bounds[f.path] ?? [] {
+            switch op {
+            case .gt(let v), .gte(let v):
+                if let rank = MangoSQL.scalar(v)?.rank, rank >= 3, lower == nil {
+                    if case .gt = op { lower = (">", rank, parameter) } else { lower = (">=", rank, parameter) }
+                }
+            case .lt(let v), .lte(let v):
+                if let rank = MangoSQL.scalar(v)?.rank, rank >= 3, upper == nil {
+                    if case .lt = op { upper = ("<", rank, parameter) } else { upper = ("<=", rank, parameter) }
+                }
+            default: break
+            }
+        }
+        func pinned(_ rank: Int, _ bounds: [(op: String, rank: Int, parameter: Int)]) -> IndexSegment {
+            IndexSegment(conditions: ["\(f.rank) = \(rank)"] + bounds.map { "\(f.value) \($0.op) ?\($0.parameter)" }, constantFields: constant, pinsRank: true)
+        }
+        var segments: [IndexSegment]
+        switch (lower, upper) {
+        case let (lower?, upper?) where lower.rank == upper.rank:
+            segments = [pinned(lower.rank, [lower, upper])]
+        case let (lower?, _):
+            segments = [pinned(lower.rank, [lower]), IndexSegment(conditions: ["\(f.rank) > \(lower.rank)"], constantFields: constant)]
+        case let (nil, upper?):
+            segments = [IndexSegment(conditions: ["\(f.rank) < \(upper.rank)"], constantFields: constant), pinned(upper.rank, [upper])]
+        default:
+            segments = [IndexSegment(constantFields: constant)]
+        }
+        return ascending ? segments : segments.reversed()
     }
 
     static func project(_ doc: JSONObject, _ fields: [String]) -> JSONObject {
