@@ -55,6 +55,16 @@ let package = Package(
         // CouchDB's document model on SQLite: depends on Strata only, so an
         // app can embed it.
         .target(name: "StrataDocuments", dependencies: ["Strata"]),
+        // Duktape, the ES5 engine design-document functions run in; only the
+        // query-server process links it.
+        .systemLibrary(
+            name: "CDuktape",
+            pkgConfig: "duktape",
+            providers: [.apt(["duktape-dev"]), .brew(["duktape"])]
+        ),
+        // The query server (`strata query-server`): CouchDB's query-server
+        // protocol over Duktape, in a process of its own.
+        .target(name: "StrataJavaScript", dependencies: ["CDuktape"]),
         // CouchDB's HTTP API over a folder of document databases.
         .target(
             name: "StrataServer",
@@ -71,6 +81,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataServer",
+                "StrataJavaScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,0 +1,184 @@
+/// The JavaScript side of Strata's query server: CouchDB's query-server
+/// line protocol (one JSON array a line in, one JSON value a line out) and
+/// the environment design-document functions expect (`emit`, `log`,
+/// `toJSON`, `isArray`, `sum`, `require`, `send`/`start`/`getRow`).
+///
+/// The host gives it three functions: `readline()` (the next request line,
+/// or null at the end), `respond(text)` and `logLine(text)`.
+let queryServerScript = #"""
+(function () {
+  var ddocs = {};
+  var mapFunctions = [];
+  var emitted = null;
+  var shown = null;
+
+  function stringify(value) { return JSON.stringify(value === undefined ? null : value); }
+
+  this.log = function (message) {
+    logLine(typeof message === 'string' ? message : stringify(message));
+  };
+  this.toJSON = function (value) { return stringify(value); };
+  this.isArray = function (value) { return Object.prototype.toString.call(value) === '[object Array]'; };
+  this.sum = function (values) {
+    var total = 0;
+    for (var i = 0; i < values.length; i++) total += values[i];
+    return total;
+  };
+  this.emit = function (key, value) {
+    if (emitted === null) throw { error: 'invalid_emit', reason: 'emit() called outside a map function' };
+    emitted.push([key === undefined ? null : key, value === undefined ? null : value]);
+  };
+  // List functions' helpers: rows are not streamed here, so these keep
+  // what a function sends for its answer.
+  this.start = function (head) { if (shown) shown.head = head; };
+  this.send = function (chunk) { if (shown) shown.chunks.push(String(chunk)); };
+  this.getRow = function () { return shown && shown.rows.length ? shown.rows.shift() : null; };
+
+  // CommonJS modules kept as strings in the design document (`lib/...`).
+  function makeRequire(ddoc, base, cache) {
+    return function (path) {
+      var parts = path.split('/');
+      var at = (path.charAt(0) === '.') ? base.slice() : [];
+      for (var i = 0; i < parts.length; i++) {
+        if (parts[i] === '..') at.pop();
+        else if (parts[i] !== '.' && parts[i] !== '') at.push(parts[i]);
+      }
+      var key = at.join('/');
+      if (cache[key]) return cache[key].exports;
+      var source = ddoc;
+      for (var j = 0; j < at.length; j++) {
+        if (source === null || typeof source !== 'object' || !(at[j] in source)) {
+          throw { error: 'invalid_require_path', reason: 'Object has no property "' + at[j] + '". ' + key };
+        }
+        source = source[at[j]];
+      }
+      if (typeof source !== 'string') throw { error: 'invalid_require_path', reason: 'Must require a JavaScript string, not: ' + typeof source };
+      var module = { id: key, exports: {} };
+      cache[key] = module;
+      var body = new Function('module', 'exports', 'require', source);
+      body(module, module.exports, makeRequire(ddoc, at.slice(0, at.length - 1), cache));
+      return module.exports;
+    };
+  }
+
+  function compile(source, ddoc) {
+    if (typeof source !== 'string') throw { error: 'compilation_error', reason: 'Expression does not eval to a function. (' + stringify(source) + ')' };
+    var require = ddoc ? makeRequire(ddoc, [], {}) : function () { throw { error: 'invalid_require_path', reason: 'require() needs a design document' }; };
+    var f;
+    try {
+      f = new Function('require', 'return (' + source + '\n);')(require);
+    } catch (e) {
+      throw { error: 'compilation_error', reason: String(e) + ' (' + source + ')' };
+    }
+    if (typeof f !== 'function') throw { error: 'compilation_error', reason: 'Expression does not eval to a function. (' + source + ')' };
+    return f;
+  }
+
+  function functionAt(ddoc, path) {
+    var at = ddoc;
+    for (var i = 0; i < path.length; i++) {
+      if (at === null || typeof at !== 'object' || !(path[i] in at)) {
+        throw { error: 'not_found', reason: 'missing ' + path.join('/') + ' function ' + path[path.length - 1] + ' on design doc ' + ddoc._id };
+      }
+      at = at[path[i]];
+    }
+    if (!ddoc.__compiled) ddoc.__compiled = {};
+    var key = path.join('\u0000');
+    if (!ddoc.__compiled[key]) ddoc.__compiled[key] = compile(at, ddoc);
+    return ddoc.__compiled[key];
+  }
+
+  function reduceWith(sources, keys, values, rereduce) {
+    var out = [];
+    for (var i = 0; i < sources.length; i++) {
+      out.push(compile(sources[i], null)(keys, values, rereduce));
+    }
+    return [true, out];
+  }
+
+  var commands = {
+    reset: function () { mapFunctions = []; return true; },
+    add_lib: function () { return true; },
+    add_fun: function (source) { mapFunctions.push(compile(source, null)); return true; },
+    map_doc: function (doc) {
+      var results = [];
+      for (var i = 0; i < mapFunctions.length; i++) {
+        emitted = [];
+        try { mapFunctions[i](doc); } catch (e) {
+          emitted = null;
+          logLine('function raised exception (' + stringify(e) + ') with doc._id ' + doc._id);
+          results.push([]);
+          continue;
+        }
+        results.push(emitted);
+        emitted = null;
+      }
+      return results;
+    },
+    reduce: function (sources, pairs) {
+      var keys = [], values = [];
+      for (var i = 0; i < pairs.length; i++) { keys.push(pairs[i][0]); values.push(pairs[i][1]); }
+      return reduceWith(sources, keys, values, false);
+    },
+    rereduce: function (sources, values) { return reduceWith(sources, null, values, true); },
+    ddoc: function () {
+      var args = Array.prototype.slice.call(arguments);
+      if (args[0] === 'new') { ddocs[args[1]] = args[2]; return true; }
+      var ddoc = ddocs[args[0]];
+      if (!ddoc) throw { error: 'query_protocol_error', reason: 'uncached design doc: ' + args[0] };
+      var path = args[1], callArgs = args[2] || [];
+      var f = functionAt(ddoc, path);
+      switch (path[0]) {
+        case 'updates':
+          var answer = f.apply(ddoc, callArgs);
+          if (!isArray(answer) || answer.length !== 2) {
+            throw { error: 'render_error', reason: 'undefined response from update function' };
+          }
+          var response = answer[1];
+          if (typeof response === 'string') response = { body: response };
+          return ['up', answer[0] === undefined ? null : answer[0], response === undefined ? {} : response];
+        case 'validate_doc_update':
+          f.apply(ddoc, callArgs);
+          return 1;
+        case 'filters':
+          var docs = callArgs[0], request = callArgs[1], passes = [];
+          for (var i = 0; i < docs.length; i++) passes.push(!!f.call(ddoc, docs[i], request));
+          return [true, passes];
+        case 'views':
+          var docsToMap = callArgs[0], kept = [];
+          for (var j = 0; j < docsToMap.length; j++) {
+            emitted = [];
+            f.call(ddoc, docsToMap[j]);
+            kept.push(emitted.length > 0);
+            emitted = null;
+          }
+          return [true, kept];
+        default:
+          throw { error: 'unknown_command', reason: 'unknown ddoc command ' + path[0] };
+      }
+    }
+  };
+
+  var line;
+  while ((line = readline()) !== null) {
+    if (line === '') continue;
+    var result;
+    try {
+      var request = JSON.parse(line);
+      var command = commands[request[0]];
+      if (!command) throw { error: 'unknown_command', reason: 'unknown command ' + request[0] };
+      result = command.apply(null, request.slice(1));
+    } catch (e) {
+      emitted = null;
+      if (e && typeof e === 'object' && (e.forbidden !== undefined || e.unauthorized !== undefined)) {
+        result = e.forbidden !== undefined ? { forbidden: String(e.forbidden) } : { unauthorized: String(e.unauthorized) };
+      } else if (e && typeof e === 'object' && typeof e.error === 'string') {
+        result = ['error', e.error, String(e.reason === undefined ? '' : e.reason)];
+      } else {
+        result = ['error', 'render_error', String(e)];
+      }
+    }
+    respond(stringify(result));
+  }
+})();
+"""#
