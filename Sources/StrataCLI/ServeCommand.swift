@@ -34,7 +34,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "PBKDF2 rounds for passwords hashed by the server (CouchDB 3.4 uses 600000).")
     var passwordIterations: Int = 600_000
 
+    @Option(name: .long, help: "How long, in milliseconds, a design-document function may run before it is stopped.")
+    var functionTimeLimit: Int = 5000
+
     func validate() throws {
+        guard functionTimeLimit > 0 else { throw ValidationError("--function-time-limit must be positive") }
         guard passwordIterations > 0 else { throw ValidationError("--password-iterations must be positive") }
         if let config, !FileManager.default.fileExists(atPath: config) {
             throw ValidationError("--config: no file at \(config)")
@@ -55,7 +59,10 @@ struct ServeCommand: AsyncParsableCommand {
             let server = try CouchServer(
                 dataDirectory: URL(fileURLWithPath: data), admins: admins,
                 configFile: config.map { URL(fileURLWithPath: $0) },
-                passwordIterations: passwordIterations, groupCommit: groupCommit
+                passwordIterations: passwordIterations,
+                queryServer: Bundle.main.executablePath.map { [$0, "query-server"] },
+                functionTimeLimit: .milliseconds(functionTimeLimit),
+                groupCommit: groupCommit
             )
             let bind = self.bind
             try await server.run(host: bind, port: port) { port in

@@ -27,6 +27,8 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
         case invalidDesignDocument = "invalid_design_doc"
         /// A query parameter with a value of the wrong kind (400 `query_parse_error`).
         case queryParseError = "query_parse_error"
+        /// An HTTP method the resource does not take (405 `method_not_allowed`).
+        case methodNotAllowed = "method_not_allowed"
         /// A request body over the server's limit (413 `too_large`).
         case tooLarge = "too_large"
         /// A body in an encoding or type the server does not read (415 `bad_content_type`).
@@ -57,6 +59,7 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
              .invalidDesignDocument, .queryParseError: return 400
         case .forbidden: return 403
         case .unauthorized: return 401
+        case .methodNotAllowed: return 405
         case .fileExists: return 412
         case .tooLarge: return 413
         case .unsupportedMediaType: return 415

@@ -16,6 +16,11 @@ struct CouchRequest: Sendable {
     var user: UserContext
     /// The database's `_security`, once the route has named a database.
     var security = SecurityObject(nil)
+    /// The path and query as sent (percent-encoded).
+    var rawPath = ""
+    var rawQuery = ""
+    /// The client's address.
+    var peer: String?
 
     /// A server admin.
     var isAdmin: Bool { user.isServerAdmin }
@@ -54,18 +59,35 @@ struct HTTPAnswer {
     var stream: ResponseBody?
 }
 
+/// Hummingbird's per-request context, with the client's address (the
+/// `peer` of CouchDB's request object).
+struct CouchContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let peer: String?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        peer = source.channel.remoteAddress?.ipAddress
+    }
+}
+
 @available(macOS 14, iOS 17, tvOS 17, *)
 struct CouchResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = CouchContext
     let server: CouchServer
 
-    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+    func respond(to request: Request, context: CouchContext) async throws -> Response {
         var request = request
         let answer: HTTPAnswer
         do {
-            let couch = try await parse(&request)
+            var couch = try await parse(&request)
+            couch.rawPath = request.uri.path
+            couch.rawQuery = request.uri.query ?? ""
+            couch.peer = context.peer
             answer = try await route(couch)
         } catch let error as DocumentError {
+            answer = HTTPAnswer(status: .init(code: error.status), json: error.json)
+        } catch let error as FunctionError {
             answer = HTTPAnswer(status: .init(code: error.status), json: error.json)
         } catch {
             answer = HTTPAnswer(status: .internalServerError, json: .object(["error": .string("unknown_error"), "reason": .string(String(describing: error))]))
@@ -592,12 +614,135 @@ struct CouchResponder: HTTPResponder {
         }
     }
 
+    /// `POST|PUT /{db}/_design/{ddoc}/_update/{func}[/{docid}]`: the
+    /// function gets the document (or null) and CouchDB's request object,
+    /// and answers `[doc, response]`; a returned document is saved.
+    ///
+    /// Calls on one document run one after the other, each on the revision
+    /// the one before wrote, so concurrent calls never fail with 409 and
+    /// none is lost (CouchDB would answer 409 to all but one).
     func updateHandler(_ db: DocumentDatabase, _ r: CouchRequest, ddoc: String, rest: [String]) async throws -> HTTPAnswer {
-        guard r.method == .post || r.method == .put else { return methodNotAllowed("POST,PUT") }
+        guard r.method == .post || r.method == .put else {
+            var headers: HTTPFields = [:]
+            headers[.allow] = "POST,PUT"
+            return HTTPAnswer(status: .methodNotAllowed, json: DocumentError(.methodNotAllowed, "Update functions do not allow \(r.method.rawValue)").json, headers: headers)
+        }
         guard let function = rest.first else { throw DocumentError(.notFound, "missing json key: ") }
         let design = try await offload { try db.document(id: ddoc) }
         guard design["updates"]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
-        throw DocumentError(.internalError, "update handlers need the JavaScript engine (issue 16); \(ddoc)/\(function) was not run")
+        guard let queryServers = server.queryServers else {
+            throw FunctionError(status: 500, error: "os_process_error", reason: "this server runs no JavaScript query server")
+        }
+        let docID = rest.count > 1 ? rest[1...].joined(separator: "/") : nil
+        if let docID, docID.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
+        let key = (r.segments.first ?? "") + "\u{0}" + (docID ?? UUID().uuidString)
+        return try await server.updateSerializer.run(key) {
+            // A write made meanwhile by someone else is a conflict: run the
+            // function again on the new revision.
+            for _ in 0..<10 {
+                let current: JSONObject? = try await offload {
+                    guard let docID else { return nil }
+                    do { return try db.document(id: docID) } catch let error as DocumentError where error.kind == .notFound { return nil }
+                }
+                let request = try await updateRequest(db, r, docID: docID)
+                let answer = try await queryServers.call(design, ["updates", function], [current.map(JSON.object) ?? .null, request])
+                if let refusal = answer.objectValue {
+                    if let message = refusal["forbidden"]?.stringValue { throw DocumentError(.forbidden, message) }
+                    if let message = refusal["unauthorized"]?.stringValue { throw DocumentError(.unauthorized, message) }
+                }
+                guard let parts = answer.arrayValue, parts.count == 3, parts[0] == .string("up") else {
+                    throw FunctionError(status: 500, error: "render_error", reason: "the update function's answer is not [doc, response]")
+                }
+                var headers: HTTPFields = [:]
+                var status = 200
+                if var doc = parts[1].objectValue {
+                    if doc["_id"] == nil { doc["_id"] = .string(docID ?? UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()) }
+                    if doc["_id"]?.stringValue?.hasPrefix("_design/") == true { try checkDatabaseAdmin(r) }
+                    let written: DocumentWriteResult
+                    do {
+                        written = try await put(db, doc, newEdits: true)
+                    } catch let error as DocumentError where error.kind == .conflict {
+                        continue
+                    }
+                    headers[HTTPField.Name("X-Couch-Id")!] = written.id
+                    headers[HTTPField.Name("X-Couch-Update-NewRev")!] = written.rev
+                    status = 201
+                }
+                return try updateResponse(parts[2], status: status, headers: headers)
+            }
+            throw DocumentError.conflict
+        }
+    }
+
+    /// CouchDB's request object for design-document functions.
+    func updateRequest(_ db: DocumentDatabase, _ r: CouchRequest, docID: String?) async throws -> JSON {
+        let name = r.segments.first ?? ""
+        let info = try await info(name, db)
+        var headers = JSONObject()
+        for field in r.headers { headers[field.name.rawName] = .string(field.value) }
+        var query = JSONObject()
+        for (key, value) in r.query.sorted(by: { $0.key < $1.key }) { query[key] = .string(value) }
+        let body = String(decoding: r.body, as: UTF8.self)
+        var form = JSONObject()
+        if r.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
+            for pair in body.split(separator: "&") {
+                let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+                form[kv[0]] = .string(kv.count > 1 ? kv[1] : "")
+            }
+        }
+        var cookie = JSONObject()
+        for part in (r.headers[.cookie] ?? "").split(separator: ";") {
+            let kv = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if kv.count == 2 { cookie[kv[0]] = .string(kv[1]) }
+        }
+        let security = try await offload { try db.metadata("_security") ?? .object([:]) }
+        var userContext = r.user.json.objectValue ?? JSONObject()
+        userContext["db"] = .string(name)
+        let path = JSON.array(r.segments.map(JSON.string))
+        return .object([
+            "info": info,
+            "id": docID.map(JSON.string) ?? .null,
+            "uuid": .string(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()),
+            "method": .string(r.method.rawValue),
+            "requested_path": path,
+            "path": path,
+            "raw_path": .string(r.rawPath + (r.rawQuery.isEmpty ? "" : "?" + r.rawQuery)),
+            "query": .object(query),
+            "headers": .object(headers),
+            "body": .string(r.body.isEmpty ? "undefined" : body),
+            "peer": r.peer.map(JSON.string) ?? .null,
+            "form": .object(form),
+            "cookie": .object(cookie),
+            "userCtx": .object(userContext),
+            "secObj": security,
+        ])
+    }
+
+    /// The function's response: a string, or `{code, headers, json|body|base64}`.
+    func updateResponse(_ response: JSON, status: Int, headers: HTTPFields) throws -> HTTPAnswer {
+        var headers = headers
+        var status = status
+        guard let object = response.objectValue else {
+            return HTTPAnswer(status: .init(code: status), json: nil, headers: headers, raw: ("text/html; charset=utf-8", Data((response.stringValue ?? "").utf8)))
+        }
+        if let code = object["code"]?.intValue { status = code }
+        var contentType: String?
+        for (name, value) in object["headers"]?.objectValue ?? JSONObject() {
+            guard let field = HTTPField.Name(name), let text = value.stringValue else { continue }
+            if field == .contentType { contentType = text } else { headers[field] = text }
+        }
+        let data: Data
+        if let json = object["json"] {
+            data = Data(json.text.utf8)
+            contentType = contentType ?? "application/json"
+        } else if let base64 = object["base64"]?.stringValue {
+            data = Data(base64Encoded: base64) ?? Data()
+            contentType = contentType ?? "application/binary"
+        } else {
+            data = Data((object["body"]?.stringValue ?? "").utf8)
+            contentType = contentType ?? "text/html; charset=utf-8"
+        }
+        return HTTPAnswer(status: .init(code: status), json: nil, headers: headers, raw: (contentType!, data))
     }
 
     // MARK: bulk and listing

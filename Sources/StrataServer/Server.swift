@@ -20,6 +20,11 @@ public final class CouchServer: Sendable {
     public let uuid: String
     let maximumBodySize = 64 << 20
     let groupCommit: Bool
+    /// The JavaScript processes for design-document functions; nil when the
+    /// server was given no query-server command.
+    let queryServers: QueryServers?
+    /// Update-handler calls on one document run one after the other.
+    let updateSerializer = KeyedSerializer()
 
     /// The rounds of PBKDF2 CouchDB 3.4 uses for new passwords.
     public static let defaultPasswordIterations = 600_000
@@ -36,14 +41,23 @@ public final class CouchServer: Sendable {
     ///     CouchDB does.
     ///   - passwordIterations: PBKDF2 rounds for passwords hashed here
     ///     (admins, and `password` in `_users` documents).
+    ///   - queryServer: the command that starts a JavaScript query server
+    ///     (`["/path/to/strata", "query-server"]`); `strata serve` passes
+    ///     its own executable. Without one, design-document functions answer
+    ///     500 saying so.
+    ///   - functionTimeLimit: how long one design-document function may run
+    ///     before its process is killed (CouchDB's `os_process_timeout`, 5 s).
     ///   - groupCommit: on by default, commits concurrent single-document
     ///     writes to one database together; off, each gets its own
     ///     transaction (for comparing in benchmarks).
     /// - Throws: when the folder cannot be created, the `_users` database
     ///   cannot be opened, or the config file cannot be read or rewritten.
     public init(dataDirectory: URL, admins: [String: String], configFile: URL? = nil,
-                passwordIterations: Int = CouchServer.defaultPasswordIterations, groupCommit: Bool = true) throws {
+                passwordIterations: Int = CouchServer.defaultPasswordIterations,
+                queryServer: [String]? = nil, functionTimeLimit: Duration = .seconds(5),
+                groupCommit: Bool = true) throws {
         self.groupCommit = groupCommit
+        queryServers = queryServer.map { QueryServers(command: $0, timeLimit: functionTimeLimit) }
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         let registry = DatabaseRegistry(directory: dataDirectory)
         self.registry = registry

@@ -12,10 +12,12 @@ struct RunningServer {
     let base: URL
     let task: Task<Void, any Error>
 
-    static func start(admins: [String: String] = ["admin": "secret"], configFile: URL? = nil) async throws -> RunningServer {
+    static func start(admins: [String: String] = ["admin": "secret"], configFile: URL? = nil,
+                      functionTimeLimit: Duration = .seconds(30)) async throws -> RunningServer {
         let directory = URL(fileURLWithPath: try makeTemporaryPath("couch"))
         // Few PBKDF2 rounds: the tests sign in often; the rounds are not what they check.
-        let server = try CouchServer(dataDirectory: directory, admins: admins, configFile: configFile, passwordIterations: 1000)
+        let server = try CouchServer(dataDirectory: directory, admins: admins, configFile: configFile, passwordIterations: 1000,
+                                     queryServer: [try strataBinary().path, "query-server"], functionTimeLimit: functionTimeLimit)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await server.run(host: "127.0.0.1", port: 0) { continuation.yield($0) } }
         var iterator = ports.makeAsyncIterator()
@@ -24,6 +26,16 @@ struct RunningServer {
     }
 
     func stop() { task.cancel() }
+
+    /// The `strata` binary built beside the tests, which serves
+    /// `strata query-server`.
+    static func strataBinary() throws -> URL {
+        let url = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("strata")
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: url.path])
+        }
+        return url
+    }
 
     /// Sends a request; answers the status and the JSON body.
     func send(_ method: String, _ path: String, json: String? = nil, user: String? = nil, headers: [String: String] = [:], body: Data? = nil) async throws -> (Int, JSON?) {

@@ -1,0 +1,206 @@
+import Dispatch
+import Foundation
+import StrataDocuments
+
+/// Why a design-document function could not answer: CouchDB's error name,
+/// reason and status (a query process that timed out or died is 500
+/// `os_process_error`, as in CouchDB).
+struct FunctionError: Error {
+    var status: Int
+    var error: String
+    var reason: String
+
+    var json: JSON { .object(["error": .string(error), "reason": .string(reason)]) }
+}
+
+/// The JavaScript processes (`strata query-server`) that run design-document
+/// functions, spoken to with CouchDB's query-server protocol: one JSON line
+/// in, one JSON line out.
+///
+/// Each call has a time limit: a process that does not answer in time is
+/// killed and the call fails with 500 `os_process_error`; the next call gets
+/// a fresh process. Idle processes are kept for the next calls.
+final class QueryServers: @unchecked Sendable {
+    // @unchecked: `idle` is only touched under `lock`; a process is used by
+    // one call at a time (taken from `idle`, given back after).
+    let command: [String]
+    let timeLimit: Duration
+    private let lock = NSLock()
+    private var idle: [QueryProcess] = []
+    private let keptIdle = 8
+
+    /// - Parameters:
+    ///   - command: the executable and its arguments, e.g.
+    ///     `["/usr/local/bin/strata", "query-server"]`.
+    ///   - timeLimit: how long one function call may run.
+    init(command: [String], timeLimit: Duration) {
+        self.command = command
+        self.timeLimit = timeLimit
+    }
+
+    /// Runs `path` (`["updates", "addvote"]`, `["validate_doc_update"]` …) of
+    /// `ddoc` with `arguments`, off the cooperative pool; answers the
+    /// function's JSON answer.
+    func call(_ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) async throws -> JSON {
+        try await offload { [self] in try callBlocking(ddoc, path, arguments) }
+    }
+
+    func callBlocking(_ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) throws -> JSON {
+        let process = try lock.withLock { idle.popLast() } ?? QueryProcess(command: command)
+        do {
+            let id = ddoc["_id"]?.stringValue ?? ""
+            let rev = ddoc["_rev"]?.stringValue ?? ""
+            if process.designs[id] != rev {
+                _ = try process.exchange(.array([.string("ddoc"), .string("new"), .string(id), .object(ddoc)]), timeLimit: timeLimit)
+                process.designs[id] = rev
+            }
+            let answer = try process.exchange(.array([.string("ddoc"), .string(id), .array(path.map(JSON.string)), .array(arguments)]), timeLimit: timeLimit)
+            lock.withLock { if idle.count < keptIdle { idle.append(process) } else { process.stop() } }
+            if let list = answer.arrayValue, list.first == .string("error") {
+                let name = list.count > 1 ? list[1].stringValue ?? "unknown_error" : "unknown_error"
+                let reason = list.count > 2 ? list[2].stringValue ?? "" : ""
+                throw FunctionError(status: name == "not_found" ? 404 : 500, error: name, reason: reason)
+            }
+            return answer
+        } catch let error as FunctionError {
+            throw error
+        } catch {
+            process.stop()
+            throw error
+        }
+    }
+
+    /// Stops the idle processes (the server is shutting down).
+    func stopAll() {
+        let all = lock.withLock { () -> [QueryProcess] in
+            defer { idle.removeAll() }
+            return idle
+        }
+        for process in all { process.stop() }
+    }
+}
+
+/// One `strata query-server` process and its pipes.
+final class QueryProcess: @unchecked Sendable {
+    // @unchecked: used by one call at a time (see QueryServers); `finished`
+    // is shared with the watchdog under `lock`.
+    let process = Process()
+    let input: FileHandle
+    let output: FileHandle
+    /// The design documents this process has been given, by id, with the rev given.
+    var designs: [String: String] = [:]
+    private var buffer: [UInt8] = []
+    private let lock = NSLock()
+    private var timedOut = false
+
+    init(command: [String]) throws {
+        guard let executable = command.first else {
+            throw FunctionError(status: 500, error: "os_process_error", reason: "no query server command")
+        }
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = Array(command.dropFirst())
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        input = stdin.fileHandleForWriting
+        output = stdout.fileHandleForReading
+        do {
+            try process.run()
+        } catch {
+            throw FunctionError(status: 500, error: "os_process_error", reason: "cannot start the query server \(executable): \(error.localizedDescription)")
+        }
+    }
+
+    /// Sends one request line and reads the answer line; kills the process
+    /// when the answer does not come within `timeLimit`.
+    func exchange(_ request: JSON, timeLimit: Duration) throws -> JSON {
+        var line = request.text
+        line.append("\n")
+        do {
+            try input.write(contentsOf: Data(line.utf8))
+        } catch {
+            throw FunctionError(status: 500, error: "os_process_error", reason: "the query server has exited")
+        }
+        let pid = process.processIdentifier
+        let deadline = DispatchWorkItem { [self] in
+            lock.withLock { timedOut = true }
+            kill(pid, SIGKILL)
+        }
+        let (seconds, attoseconds) = timeLimit.components
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)), execute: deadline)
+        defer { deadline.cancel() }
+        guard let answer = readLine() else {
+            let timedOut = lock.withLock { self.timedOut }
+            throw FunctionError(status: 500, error: "os_process_error",
+                                reason: timedOut ? "OS process timed out after \(timeLimit)." : "the query server exited")
+        }
+        do {
+            return try JSON(parsing: answer)
+        } catch {
+            throw FunctionError(status: 500, error: "os_process_error", reason: "the query server answered something that is not JSON")
+        }
+    }
+
+    private func readLine() -> [UInt8]? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = Array(buffer[..<newline])
+                buffer.removeFirst(newline + 1)
+                return line
+            }
+            let chunk = output.availableData
+            if chunk.isEmpty { return nil }
+            buffer.append(contentsOf: chunk)
+        }
+    }
+
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? input.close()
+        process.waitUntilExit()
+        try? output.close()
+    }
+}
+
+/// Serializes work per key (one document's update-handler calls): callers
+/// with the same key run one after the other, others in parallel.
+final class KeyedSerializer: @unchecked Sendable {
+    // @unchecked: `waiting` is only touched under `lock`.
+    private let lock = NSLock()
+    private var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
+
+    func run<T: Sendable>(_ key: String, _ body: () async throws -> T) async throws -> T {
+        await acquire(key)
+        defer { release(key) }
+        return try await body()
+    }
+
+    private func acquire(_ key: String) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let runNow = lock.withLock { () -> Bool in
+                if var queue = waiting[key] {
+                    queue.append(continuation)
+                    waiting[key] = queue
+                    return false
+                }
+                waiting[key] = []
+                return true
+            }
+            if runNow { continuation.resume() }
+        }
+    }
+
+    private func release(_ key: String) {
+        let next = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            guard var queue = waiting[key] else { return nil }
+            if queue.isEmpty {
+                waiting[key] = nil
+                return nil
+            }
+            let first = queue.removeFirst()
+            waiting[key] = queue
+            return first
+        }
+        next?.resume()
+    }
+}
