@@ -474,7 +474,7 @@ struct CouchResponder: HTTPResponder {
                 throw DocumentError.conflict
             }
             let deletion: JSONObject = ["_id": .string(id), "_rev": .string(rev), "_deleted": .bool(true)]
-            let result = try await put(db, deletion, newEdits: true)
+            let result = try await put(db, deletion, newEdits: true, r)
             return written(result, status: .ok)
         default:
             return methodNotAllowed("DELETE,GET,HEAD,POST,PUT")
@@ -512,16 +512,61 @@ struct CouchResponder: HTTPResponder {
             }
             copy["_attachments"] = .object(attachments)
         }
-        let result = try await put(db, copy, newEdits: true)
+        let result = try await put(db, copy, newEdits: true, r)
         return written(result, status: .created)
     }
 
-    /// One document write, group-committed unless the server says not.
-    func put(_ db: DocumentDatabase, _ document: JSONObject, newEdits: Bool) async throws -> DocumentWriteResult {
+    /// One document write, checked by the design documents'
+    /// `validate_doc_update` functions, group-committed unless the server
+    /// says not.
+    func put(_ db: DocumentDatabase, _ document: JSONObject, newEdits: Bool, _ r: CouchRequest) async throws -> DocumentWriteResult {
+        try await validate(db, document, r)
+        defer { noteWrite(of: [document], r) }
         if server.groupCommit {
             return try await server.registry.committer(for: db).put(document, newEdits: newEdits)
         }
         return try await offload { try db.put(document, newEdits: newEdits) }
+    }
+
+    /// A write of a design document changes which validation functions run.
+    func noteWrite(of documents: [JSONObject], _ r: CouchRequest) {
+        if documents.contains(where: { $0["_id"]?.stringValue?.hasPrefix("_design/") == true }) {
+            server.registry.forgetValidators(r.segments.first ?? "")
+        }
+    }
+
+    /// Runs every `validate_doc_update(newDoc, oldDoc, userCtx, secObj)` of
+    /// the database's design documents on a write, replicated writes
+    /// included; a function's `{forbidden}` is 403, `{unauthorized}` 401,
+    /// and the write does not happen. Design and local documents are not
+    /// validated, as in CouchDB.
+    func validate(_ db: DocumentDatabase, _ document: JSONObject, _ r: CouchRequest) async throws {
+        guard let id = document["_id"]?.stringValue, !id.hasPrefix("_design/"), !id.hasPrefix("_local/") else { return }
+        let name = r.segments.first ?? ""
+        let registry = server.registry
+        var validators: [JSONObject]
+        if let known = registry.validators(name) {
+            validators = known
+        } else {
+            validators = try await offload { try registry.loadValidators(name) }
+        }
+        guard !validators.isEmpty else { return }
+        guard let queryServers = server.queryServers else {
+            throw FunctionError(status: 500, error: "os_process_error", reason: "validate_doc_update needs a JavaScript query server, and this server runs none")
+        }
+        let old: JSON = try await offload {
+            do { return .object(try db.document(id: id)) } catch let error as DocumentError where error.kind == .notFound { return .null }
+        }
+        var userContext = r.user.json.objectValue ?? JSONObject()
+        userContext["db"] = .string(name)
+        let security = try await offload { try db.metadata("_security") ?? .object([:]) }
+        for ddoc in validators {
+            let answer = try await queryServers.call(ddoc, ["validate_doc_update"], [.object(document), old, .object(userContext), security])
+            if let refusal = answer.objectValue {
+                if let message = refusal["forbidden"] { throw DocumentError(.forbidden, message.stringValue ?? message.text) }
+                if let message = refusal["unauthorized"] { throw DocumentError(.unauthorized, message.stringValue ?? message.text) }
+            }
+        }
     }
 
     func written(_ result: DocumentWriteResult, status: HTTPResponse.Status) -> HTTPAnswer {
@@ -553,7 +598,7 @@ struct CouchResponder: HTTPResponder {
         }
         let newEdits = r.query["new_edits"] != "false"
         if r.segments.first == DatabaseRegistry.usersDatabase { doc = try await prepareUserDocument(db, doc, r) }
-        let result = try await put(db, doc, newEdits: newEdits)
+        let result = try await put(db, doc, newEdits: newEdits, r)
         if r.query["batch"] == "ok" {
             // CouchDB answers a batched write before it has a revision to give.
             return HTTPAnswer(status: .accepted, json: .object(["ok": .bool(true), "id": .string(result.id)]))
@@ -603,10 +648,12 @@ struct CouchResponder: HTTPResponder {
             let rev = r.query["rev"] ?? r.headers[.ifMatch].map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
             let type = r.headers[.contentType] ?? "application/octet-stream"
             let data = Data(r.body)
+            try await validate(db, try await documentWithAttachment(db, id: id, rev: rev, name: name, stub: ["content_type": .string(type), "length": .int(data.count), "stub": .bool(true)]), r)
             let result = try await offload { try db.putAttachment(id: id, name: name, rev: rev, contentType: type, data: data) }
             return written(result, status: .created)
         case .delete:
             guard let rev = r.query["rev"] else { throw DocumentError.conflict }
+            try await validate(db, try await documentWithAttachment(db, id: id, rev: rev, name: name, stub: nil), r)
             let result = try await offload { try db.deleteAttachment(id: id, name: name, rev: rev) }
             return written(result, status: .ok)
         default:
@@ -621,6 +668,19 @@ struct CouchResponder: HTTPResponder {
     /// Calls on one document run one after the other, each on the revision
     /// the one before wrote, so concurrent calls never fail with 409 and
     /// none is lost (CouchDB would answer 409 to all but one).
+    /// The document an attachment write makes, for validation: the current
+    /// one (or a new one) with the attachment's stub added or removed.
+    func documentWithAttachment(_ db: DocumentDatabase, id: String, rev: String?, name: String, stub: JSONObject?) async throws -> JSONObject {
+        var doc: JSONObject = try await offload {
+            do { return try db.document(id: id) } catch let error as DocumentError where error.kind == .notFound { return ["_id": .string(id)] }
+        }
+        if let rev { doc["_rev"] = .string(rev) }
+        var attachments = doc["_attachments"]?.objectValue ?? JSONObject()
+        attachments[name] = stub.map(JSON.object)
+        doc["_attachments"] = .object(attachments)
+        return doc
+    }
+
     func updateHandler(_ db: DocumentDatabase, _ r: CouchRequest, ddoc: String, rest: [String]) async throws -> HTTPAnswer {
         guard r.method == .post || r.method == .put else {
             var headers: HTTPFields = [:]
@@ -660,7 +720,7 @@ struct CouchResponder: HTTPResponder {
                     if doc["_id"]?.stringValue?.hasPrefix("_design/") == true { try checkDatabaseAdmin(r) }
                     let written: DocumentWriteResult
                     do {
-                        written = try await put(db, doc, newEdits: true)
+                        written = try await put(db, doc, newEdits: true, r)
                     } catch let error as DocumentError where error.kind == .conflict {
                         continue
                     }
@@ -791,10 +851,23 @@ struct CouchResponder: HTTPResponder {
             for i in objects.indices { objects[i] = try await prepareUserDocument(db, objects[i], r) }
         }
         let newEdits = body["new_edits"]?.boolValue ?? true
+        // Validation refuses documents one by one; the others are written.
+        var refused: [Int: DocumentError] = [:]
+        for (i, doc) in objects.enumerated() {
+            do { try await validate(db, doc, r) } catch let error as DocumentError where error.kind == .forbidden || error.kind == .unauthorized {
+                refused[i] = error
+            }
+        }
         // CouchDB 3 accepts and ignores `all_or_nothing` (pycouchdb sends it):
         // each document gets its own result.
-        let final = objects
-        let results = try await offload { try db.bulkPut(final, newEdits: newEdits) }
+        let final = objects.enumerated().filter { refused[$0.offset] == nil }.map(\.element)
+        let written = try await offload { try db.bulkPut(final, newEdits: newEdits) }
+        noteWrite(of: final, r)
+        var writtenResults = written.makeIterator()
+        let results: [Result<DocumentWriteResult, DocumentError>] = objects.indices.map { i in
+            if let error = refused[i] { return .failure(error) }
+            return writtenResults.next()!
+        }
         var out: [JSON] = []
         for (doc, result) in zip(objects, results) {
             switch result {

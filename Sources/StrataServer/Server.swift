@@ -100,6 +100,33 @@ final class DatabaseRegistry: @unchecked Sendable {
     private var open: [String: DocumentDatabase] = [:]
     private var committers: [ObjectIdentifier: GroupCommitter] = [:]
     private var securityObjects: [String: SecurityObject] = [:]
+    private var validatorDocuments: [String: [JSONObject]] = [:]
+    private var validatorGeneration = 0
+
+    /// The design documents with a `validate_doc_update`, when known.
+    func validators(_ name: String) -> [JSONObject]? {
+        lock.withLock { validatorDocuments[name] }
+    }
+
+    /// Reads the design documents with a `validate_doc_update` and keeps them
+    /// until a design document is written.
+    func loadValidators(_ name: String) throws -> [JSONObject] {
+        let generation = lock.withLock { validatorGeneration }
+        var options = AllDocumentsOptions(startKey: "_design/", endKey: "_design0", includeDocs: true)
+        options.inclusiveEnd = false
+        let rows = try database(name).allDocuments(options).rows
+        let found = rows.compactMap { $0["doc"]?.objectValue }.filter { $0["validate_doc_update"]?.stringValue != nil }
+        // A design document written while these were read: keep nothing.
+        lock.withLock { if validatorGeneration == generation { validatorDocuments[name] = found } }
+        return found
+    }
+
+    func forgetValidators(_ name: String) {
+        lock.withLock {
+            validatorDocuments[name] = nil
+            validatorGeneration += 1
+        }
+    }
 
     /// An open database and its `_security` when both are in memory, so a
     /// request needs no file access to find them.
@@ -189,6 +216,7 @@ final class DatabaseRegistry: @unchecked Sendable {
                 throw DocumentError(.notFound, "Database does not exist.")
             }
             securityObjects[name] = nil
+            validatorDocuments[name] = nil
             if let db = open.removeValue(forKey: name) {
                 committers[ObjectIdentifier(db)] = nil
                 try? (db.writer as? DatabasePoolClosing)?.closeAll()
