@@ -37,7 +37,9 @@ extension CouchResponder {
         case "_design":
             options.designOnly = true
         case let name?:
-            throw DocumentError(.notFound, "filter functions (\(name)) need the JavaScript engine of issue 16")
+            // A design document's filter function: checked here, run by changesFilter.
+            let parts = name.split(separator: "/", maxSplits: 1)
+            guard parts.count == 2 else { throw DocumentError(.badRequest, "`filter` parameter is not correctly formatted") }
         }
         if r.query["filter"] == nil, let ids = body?["doc_ids"]?.arrayValue {
             options.documentIDs = Set(ids.compactMap(\.stringValue))
@@ -45,8 +47,64 @@ extension CouchResponder {
         return options
     }
 
+    /// A filter function named by `filter=ddoc/name`: keeps the changes whose
+    /// document it passes (their documents dropped again unless asked for).
+    typealias ChangesFilter = @Sendable ([Change]) async throws -> [Change]
+
+    func changesFilter(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> ChangesFilter? {
+        guard let name = r.query["filter"], !name.hasPrefix("_") else { return nil }
+        let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
+        let ddocID = "_design/" + parts[0], function = parts[1]
+        let design: JSONObject = try await offload {
+            do { return try db.document(id: ddocID) } catch let error as DocumentError where error.kind == .notFound {
+                throw DocumentError(.notFound, "missing design document \(ddocID)")
+            }
+        }
+        guard design["filters"]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
+        guard let queryServers = server.queryServers else {
+            throw FunctionError(status: 500, error: "os_process_error", reason: "filter functions need a JavaScript query server, and this server runs none")
+        }
+        let request = try await updateRequest(db, r, docID: nil)
+        let keepDocs = r.flag("include_docs")
+        return { changes in
+            guard !changes.isEmpty else { return [] }
+            let docs = changes.map { change -> JSON in
+                var doc = change.doc ?? ["_id": .string(change.id), "_rev": .string(change.changes.first ?? "")]
+                if change.deleted { doc["_deleted"] = .bool(true) }
+                return .object(doc)
+            }
+            let answer = try await queryServers.call(design, ["filters", function], [.array(docs), request])
+            guard let parts = answer.arrayValue, parts.count == 2, let passes = parts[1].arrayValue, passes.count == changes.count else {
+                throw FunctionError(status: 500, error: "render_error", reason: "the filter function's answer is not [true, [passes]]")
+            }
+            return zip(changes, passes).compactMap { change, pass in
+                guard pass == .bool(true) else { return nil }
+                var kept = change
+                if !keepDocs { kept.doc = nil }
+                return kept
+            }
+        }
+    }
+
+    /// The feed's result through the filter, then its limit.
+    func filtered(_ result: ChangesResult, _ filter: ChangesFilter, limit: Int?) async throws -> ChangesResult {
+        var kept = try await filter(result.results)
+        var lastSeq = result.lastSeq
+        if let limit, kept.count > limit {
+            kept = Array(kept.prefix(limit))
+            lastSeq = kept.last?.seq ?? lastSeq
+        }
+        return ChangesResult(results: kept, lastSeq: lastSeq, pending: 0)
+    }
+
     func changes(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
         var options = try changesOptions(r)
+        let filter = try await changesFilter(db, r)
+        let limit = options.limit
+        if filter != nil {
+            options.includeDocs = true
+            options.limit = nil
+        }
         if options.since < 0 { options.since = try await offload { try db.updateSequence() } }
         let feed = r.query["feed"] ?? "normal"
         let timeout = Duration.milliseconds(try r.int("timeout") ?? 60_000)
@@ -55,14 +113,17 @@ extension CouchResponder {
         switch feed {
         case "normal":
             let final = options
-            let result = try await offload { try db.changes(final) }
+            var result = try await offload { try db.changes(final) }
+            if let filter { result = try await filtered(result, filter, limit: limit) }
             return changesAnswer(result)
         case "longpoll":
             let final = options
-            let now = try await offload { try db.changes(final) }
+            var now = try await offload { try db.changes(final) }
+            if let filter { now = try await filtered(now, filter, limit: limit) }
             if !now.results.isEmpty { return changesAnswer(now) }
             // Wait for the next change, or the timeout.
-            let first = await firstChange(db, options, within: timeout)
+            options.since = max(options.since, now.lastSeq)
+            let first = try await firstChange(db, options, within: timeout, filter: filter)
             var result = ChangesResult(results: first.map { [$0] } ?? [], lastSeq: first?.seq ?? now.lastSeq, pending: 0)
             if first == nil { result.lastSeq = now.lastSeq }
             return changesAnswer(result)
@@ -71,15 +132,18 @@ extension CouchResponder {
             let events = changeEvents(db, options, timeout: r.query["timeout"] == nil && heartbeat != nil ? nil : timeout, heartbeat: heartbeat)
             var headers: HTTPFields = [:]
             headers[.contentType] = eventSource ? "text/event-stream" : "application/json"
-            let limit = options.limit
             let since = options.since
             let body = ResponseBody { writer in
                 var sent = 0
                 var last = since
                 for await event in events {
                     switch event {
-                    case .change(let change):
+                    case .change(var change):
                         last = change.seq
+                        if let filter {
+                            guard let kept = try await filter([change]).first else { continue }
+                            change = kept
+                        }
                         let line = eventSource ? "data: \(change.json.text)\nid: \(change.seq)\n\n" : change.json.text + "\n"
                         try await writer.write(ByteBuffer(string: line))
                         sent += 1
@@ -153,10 +217,12 @@ extension CouchResponder {
         }
     }
 
-    func firstChange(_ db: DocumentDatabase, _ options: ChangesOptions, within timeout: Duration) async -> Change? {
+    func firstChange(_ db: DocumentDatabase, _ options: ChangesOptions, within timeout: Duration, filter: ChangesFilter?) async throws -> Change? {
         for await event in changeEvents(db, options, timeout: timeout, heartbeat: nil) {
             switch event {
-            case .change(let c): return c
+            case .change(let c):
+                guard let filter else { return c }
+                if let kept = try await filter([c]).first { return kept }
             case .end: return nil
             case .heartbeat: continue
             }
