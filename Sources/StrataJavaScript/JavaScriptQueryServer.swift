@@ -8,21 +8,21 @@ import Foundation
 /// `strata serve` starts these processes (`strata query-server`) and talks
 /// to them with CouchDB's query-server protocol, one JSON line each way, as
 /// CouchDB talks to its `couchjs`. The process is the sandbox: JavaScript
-/// has no file system or network functions here, a data-size limit stops a
-/// function that allocates without end, and the server kills a process that
-/// does not answer in time — Debian's Duktape has no interrupt hook, so a
-/// loop that never ends can only be stopped from outside.
+/// has no file system or network functions here, a function that allocates
+/// without end fails at the heap's byte budget, and the server kills a
+/// process that does not answer in time — Debian's Duktape has no interrupt
+/// hook, so a loop that never ends can only be stopped from outside.
 public enum JavaScriptQueryServer {
     /// Serves requests from standard input until it ends; answers on
     /// standard output, logs on standard error.
     ///
-    /// - Parameter memoryLimit: the most memory (bytes) the process may
-    ///   allocate; past it the allocating function fails.
+    /// - Parameter memoryLimit: the most memory (bytes) the JavaScript heap
+    ///   may hold; past it the allocating function fails.
     /// - Returns: the exit status.
     public static func run(memoryLimit: Int) -> Int32 {
-        var limit = rlimit(rlim_cur: rlim_t(memoryLimit), rlim_max: rlim_t(memoryLimit))
-        _ = setrlimit(Int32(RLIMIT_DATA.rawValue), &limit)
-        guard let context = strata_duk_create_heap(fatalHandler) else {
+        // The engine's own allocator keeps the heap within the limit (an
+        // rlimit would also count what a sanitizer's runtime maps).
+        guard let context = strata_duk_create_heap(memoryLimit, fatalHandler) else {
             FileHandle.standardError.write(Data("query server: Duktape could not create a heap\n".utf8))
             return 1
         }

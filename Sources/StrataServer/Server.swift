@@ -88,6 +88,7 @@ public final class CouchServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "CouchDB/3.4.3 (Strata)"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) }
         )
+        defer { queryServers?.stopAll() }
         try await app.runService()
     }
 }
