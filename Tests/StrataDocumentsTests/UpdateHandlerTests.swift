@@ -78,6 +78,38 @@ import Testing
         #expect(info?["doc_count"] == .int(3))
     }
 
+    /// The request object as CouchDB builds it, and CommonJS modules kept
+    /// in the design document.
+    @Test func functionsGetCouchDBsRequestAndModules() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        try await makeVoting(server)
+        let design = #"""
+        {"lib": {"text": "exports.shout = function (s) { return s.toUpperCase() + '!'; };",
+                 "util": "var text = require('./text'); exports.greet = function (name) { return text.shout('hello ' + name); };"},
+         "updates": {"echo": "function(doc, req) { var util = require('lib/util'); log('echo called'); return [null, {json: {greeting: util.greet(req.form.name || req.query.name), id: req.id, method: req.method, path: req.path, query: req.query, user: req.userCtx, form: req.form, body: req.body, peer: req.peer, uuid: req.uuid.length, db: req.info.db_name, members: req.secObj.members || null, isArray: isArray([1]), sum: sum([1, 2, 3]), ct: req.headers['Content-Type']}}]; }"}}
+        """#
+        #expect(try await server.send("PUT", "/voting/_design/app", json: design, user: "admin:secret").0 == 201)
+        let (status, body) = try await server.send("POST", "/voting/_design/app/_update/echo/q1?name=ana", user: "admin:secret",
+                                                   headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data("name=bob+b&x=1".utf8))
+        #expect(status == 200)
+        #expect(body?["greeting"] == .string("HELLO BOB B!"))
+        #expect(body?["id"] == .string("q1") && body?["method"] == .string("POST"))
+        #expect(body?["path"] == .array(["voting", "_design", "app", "_update", "echo", "q1"].map(JSON.string)))
+        #expect(body?["query"] == .object(["name": .string("ana")]))
+        #expect(body?["user"] == .object(["name": .string("admin"), "roles": .array([.string("_admin")]), "db": .string("voting")]))
+        #expect(body?["form"] == .object(["name": .string("bob b"), "x": .string("1")]))
+        #expect(body?["body"] == .string("name=bob+b&x=1"))
+        #expect(body?["peer"] == .string("127.0.0.1") && body?["uuid"] == .int(32) && body?["db"] == .string("voting"))
+        #expect(body?["isArray"] == .bool(true) && body?["sum"] == .int(6))
+        #expect(body?["ct"] == .string("application/x-www-form-urlencoded"))
+        // A require of a path that is not there is the function's error.
+        let broken = #"{"updates": {"bad": "function(doc, req) { require('lib/nothing'); return [null, 'x']; }"}}"#
+        #expect(try await server.send("PUT", "/voting/_design/broken", json: broken, user: "admin:secret").0 == 201)
+        let (badStatus, bad) = try await server.send("POST", "/voting/_design/broken/_update/bad", json: "{}")
+        #expect(badStatus == 500 && bad?["error"] == .string("invalid_require_path"))
+    }
+
     /// 100 devices vote at once on one question: every call answers 201
     /// and every vote is in the document (CouchDB would answer 409 to all
     /// but one of the racing calls).
