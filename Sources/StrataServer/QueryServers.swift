@@ -47,6 +47,7 @@ final class QueryServers: @unchecked Sendable {
 
     func callBlocking(_ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) throws -> JSON {
         let process = try lock.withLock { idle.popLast() } ?? QueryProcess(command: command)
+        let answer: JSON
         do {
             let id = ddoc["_id"]?.stringValue ?? ""
             let rev = ddoc["_rev"]?.stringValue ?? ""
@@ -54,20 +55,19 @@ final class QueryServers: @unchecked Sendable {
                 _ = try process.exchange(.array([.string("ddoc"), .string("new"), .string(id), .object(ddoc)]), timeLimit: timeLimit)
                 process.designs[id] = rev
             }
-            let answer = try process.exchange(.array([.string("ddoc"), .string(id), .array(path.map(JSON.string)), .array(arguments)]), timeLimit: timeLimit)
-            lock.withLock { if idle.count < keptIdle { idle.append(process) } else { process.stop() } }
-            if let list = answer.arrayValue, list.first == .string("error") {
-                let name = list.count > 1 ? list[1].stringValue ?? "unknown_error" : "unknown_error"
-                let reason = list.count > 2 ? list[2].stringValue ?? "" : ""
-                throw FunctionError(status: name == "not_found" ? 404 : 500, error: name, reason: reason)
-            }
-            return answer
-        } catch let error as FunctionError {
-            throw error
+            answer = try process.exchange(.array([.string("ddoc"), .string(id), .array(path.map(JSON.string)), .array(arguments)]), timeLimit: timeLimit)
         } catch {
+            // Timed out, died or answered garbage: this process is done.
             process.stop()
             throw error
         }
+        lock.withLock { if idle.count < keptIdle { idle.append(process) } else { process.stop() } }
+        if let list = answer.arrayValue, list.first == .string("error") {
+            let name = list.count > 1 ? list[1].stringValue ?? "unknown_error" : "unknown_error"
+            let reason = list.count > 2 ? list[2].stringValue ?? "" : ""
+            throw FunctionError(status: name == "not_found" ? 404 : 500, error: name, reason: reason)
+        }
+        return answer
     }
 
     /// Stops the idle processes (the server is shutting down).
