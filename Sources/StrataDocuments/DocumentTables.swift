@@ -10,6 +10,9 @@ struct DocumentTables: Sendable {
     let blobs: String
     let meta: String
     let indexes: String
+    /// One row: the live and deleted document counts and the bodies' size,
+    /// kept by triggers so `info` and `_all_docs` need no scan.
+    let counts: String
 
     init(name: String) {
         func q(_ suffix: String) -> String { "\"\(name)_\(suffix)\"" }
@@ -19,6 +22,12 @@ struct DocumentTables: Sendable {
         blobs = q("attachments")
         meta = q("meta")
         indexes = q("mango_indexes")
+        counts = q("counts")
+    }
+
+    /// A trigger's name beside the tables'.
+    func trigger(_ suffix: String) -> String {
+        "\(docs.dropLast())_\(suffix)\""
     }
 
     func create(_ db: Database) throws {
@@ -62,6 +71,26 @@ struct DocumentTables: Sendable {
               predicate TEXT NOT NULL,
               PRIMARY KEY (ddoc, name)
             ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(counts) (
+              id INTEGER PRIMARY KEY CHECK (id = 0),
+              live INTEGER NOT NULL,
+              deleted INTEGER NOT NULL,
+              size INTEGER NOT NULL
+            );
+            INSERT OR IGNORE INTO \(counts)(id, live, deleted, size)
+              SELECT 0, count(*) FILTER (WHERE deleted = 0), count(*) FILTER (WHERE deleted = 1), coalesce(sum(length(body)), 0) FROM \(docs);
+            CREATE TRIGGER IF NOT EXISTS \(trigger("inserted")) AFTER INSERT ON \(docs) BEGIN
+              UPDATE \(counts) SET live = live + (NEW.deleted = 0), deleted = deleted + (NEW.deleted = 1),
+                size = size + length(NEW.body) WHERE id = 0;
+            END;
+            CREATE TRIGGER IF NOT EXISTS \(trigger("updated")) AFTER UPDATE ON \(docs) BEGIN
+              UPDATE \(counts) SET live = live + (NEW.deleted = 0) - (OLD.deleted = 0), deleted = deleted + (NEW.deleted = 1) - (OLD.deleted = 1),
+                size = size + length(NEW.body) - length(OLD.body) WHERE id = 0;
+            END;
+            CREATE TRIGGER IF NOT EXISTS \(trigger("deleted")) AFTER DELETE ON \(docs) BEGIN
+              UPDATE \(counts) SET live = live - (OLD.deleted = 0), deleted = deleted - (OLD.deleted = 1),
+                size = size - length(OLD.body) WHERE id = 0;
+            END;
             """)
         if try meta(db, "instance_start_time") == nil {
             try setMeta(db, "instance_start_time", .string(String(Int(Date().timeIntervalSince1970 * 1_000_000))))
@@ -474,7 +503,7 @@ struct DocumentTables: Sendable {
     }
 
     func info(_ db: Database) throws -> DocumentDatabaseInfo {
-        let row = try Row.fetchOne(db, sql: "SELECT count(*) FILTER (WHERE deleted = 0), count(*) FILTER (WHERE deleted = 1), coalesce(sum(length(body)), 0) FROM \(docs)")!
+        let row = try Row.fetchOne(db, sql: "SELECT live, deleted, size FROM \(counts) WHERE id = 0")!
         let pageCount = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
         let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
         return DocumentDatabaseInfo(documentCount: try row[0], deletedDocumentCount: try row[1], updateSequence: try updateSequence(db),
@@ -482,7 +511,7 @@ struct DocumentTables: Sendable {
     }
 
     func allDocuments(_ db: Database, _ options: AllDocumentsOptions) throws -> AllDocumentsResult {
-        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE deleted = 0") ?? 0
+        let total = try Int.fetchOne(db, sql: "SELECT live FROM \(counts) WHERE id = 0") ?? 0
         var rows: [JSON] = []
         func row(id: String, rev: String, deleted: Bool, includeDoc: Bool) throws -> JSON {
             var value: JSONObject = ["rev": .string(rev)]

@@ -56,6 +56,41 @@ func obj(_ text: String) throws -> JSONObject {
         #expect(json.canonicalText.hasPrefix(#"{"_id":"pinned","a":[null,true,false,1.5e3,{"Z":2,"z":1}],"b":"#))
     }
 
+    /// The counts `info` and `_all_docs` give are kept as documents are
+    /// written, deleted, recreated and replicated, and equal a full count;
+    /// a file from before they were kept gets them counted when opened.
+    @Test func documentCountsFollowEveryWrite() throws {
+        let path = try makeTemporaryPath()
+        var db = try DocumentDatabase(path: path)
+        func scanned(_ db: DocumentDatabase) throws -> [Int] {
+            try db.writer.read { conn in
+                let row = try Row.fetchOne(conn, sql: #"SELECT count(*) FILTER (WHERE deleted = 0), count(*) FILTER (WHERE deleted = 1), coalesce(sum(length(body)), 0) FROM "couch_docs""#)!
+                return [try row[0], try row[1], try row[2]]
+            }
+        }
+        func counted(_ db: DocumentDatabase) throws -> [Int] {
+            let info = try db.info()
+            return [info.documentCount, info.deletedDocumentCount, info.activeSize]
+        }
+        let a = try db.put(obj(#"{"_id":"a","n":1}"#))
+        _ = try db.put(obj(#"{"_id":"b","text":"a longer body than a's"}"#))
+        let a2 = try db.put(obj(#"{"_id":"a","_rev":"\#(a.rev)","n":2,"more":true}"#))
+        _ = try db.delete(id: "a", rev: a2.rev)
+        _ = try db.bulkPut([obj(#"{"_id":"c"}"#), obj(#"{"_id":"d"}"#)])
+        _ = try db.put(obj(#"{"_id":"b","_rev":"9-ffffffffffffffffffffffffffffffff","winner":1}"#), newEdits: false)
+        _ = try db.put(obj(#"{"_id":"a"}"#))
+        #expect(try counted(db) == scanned(db))
+        #expect(try counted(db)[0] == 4 && db.allDocuments().totalRows == 4)
+        // A file from before the counts were kept.
+        try db.writer.write { conn in
+            try conn.execute(sql: #"DROP TRIGGER "couch_docs_inserted"; DROP TRIGGER "couch_docs_updated"; DROP TRIGGER "couch_docs_deleted"; DROP TABLE "couch_counts""#)
+        }
+        db = try DocumentDatabase(path: path)
+        #expect(try counted(db) == scanned(db))
+        _ = try db.put(obj(#"{"_id":"e"}"#))
+        #expect(try counted(db) == scanned(db))
+    }
+
     @Test func deleteThenRecreate() throws {
         let db = try makeDocuments()
         let r1 = try db.put(obj(#"{"_id":"d","v":1}"#))
