@@ -24,6 +24,8 @@ public final class DocumentDatabase: Sendable {
     /// The name the tables are derived from.
     public let name: String
     let tables: DocumentTables
+    let viewLocks = ViewLocks()
+    let registry = FunctionRegistry()
 
     /// Opens (creating its tables when missing) the document database `name`
     /// inside `writer`.
@@ -57,19 +59,29 @@ public final class DocumentDatabase: Sendable {
     /// edits (none for a new document), `_deleted`, `_attachments`, and the
     /// body. Throws ``DocumentError`` `conflict` when `_rev` is not the
     /// current leaf.
+    ///
+    /// Registered Swift validation functions (``DesignFunctions/validate``)
+    /// see the write with `userContext` (nil: the app itself, an admin).
     @discardableResult
-    public func put(_ document: JSONObject, newEdits: Bool = true) throws -> DocumentWriteResult {
+    public func put(_ document: JSONObject, newEdits: Bool = true, userContext: JSON? = nil) throws -> DocumentWriteResult {
         let tables = self.tables
-        return try writer.write { db in try tables.write(db, document: document, newEdits: newEdits) }
+        let validation = nativeValidation(userContext)
+        return try writer.write { db in
+            let document = DocumentDatabase.withID(document, if: validation != nil)
+            try validation?(db, document)
+            return try tables.write(db, document: document, newEdits: newEdits)
+        }
     }
 
     /// Saves documents one by one in one transaction: each gets its own
     /// result, a conflict on one does not stop the others (CouchDB's
     /// `_bulk_docs`). With `allOrNothing`, the first failure rolls back all.
-    public func bulkPut(_ documents: [JSONObject], newEdits: Bool = true, allOrNothing: Bool = false) throws -> [Result<DocumentWriteResult, DocumentError>] {
+    public func bulkPut(_ documents: [JSONObject], newEdits: Bool = true, allOrNothing: Bool = false, userContext: JSON? = nil) throws -> [Result<DocumentWriteResult, DocumentError>] {
         let tables = self.tables
+        let validation = nativeValidation(userContext)
         return try writer.write { db in
-            try tables.bulkWrite(db, documents: documents, newEdits: newEdits, allOrNothing: allOrNothing)
+            try tables.bulkWrite(db, documents: documents.map { DocumentDatabase.withID($0, if: validation != nil) },
+                                 newEdits: newEdits, allOrNothing: allOrNothing, validation: validation)
         }
     }
 
@@ -77,12 +89,17 @@ public final class DocumentDatabase: Sendable {
     /// sync to disk), each with its own result: what a server does with
     /// concurrent requests (group commit). A failure of SQLite itself fails
     /// them all, and none is written.
-    public func putEach(_ writes: [(document: JSONObject, newEdits: Bool)]) throws -> [Result<DocumentWriteResult, DocumentError>] {
+    public func putEach(_ writes: [(document: JSONObject, newEdits: Bool, userContext: JSON?)]) throws -> [Result<DocumentWriteResult, DocumentError>] {
         let tables = self.tables
+        let validations = writes.map { nativeValidation($0.userContext) }
         return try writer.write { db in
-            try writes.map { write in
+            try zip(writes, validations).map { write, validation in
                 do {
-                    return .success(try db.savepoint { try tables.write(db, document: write.document, newEdits: write.newEdits) })
+                    return .success(try db.savepoint {
+                        let document = DocumentDatabase.withID(write.document, if: validation != nil)
+                        try validation?(db, document)
+                        return try tables.write(db, document: document, newEdits: write.newEdits)
+                    })
                 } catch let error as DocumentError {
                     return .failure(error)
                 }
@@ -90,10 +107,19 @@ public final class DocumentDatabase: Sendable {
         }
     }
 
+    /// The document with an `_id`, made now when it has none and
+    /// validation needs to see it.
+    static func withID(_ document: JSONObject, if needed: Bool) -> JSONObject {
+        guard needed, document["_id"] == nil else { return document }
+        var document = document
+        document["_id"] = .string(DocumentTables.newID())
+        return document
+    }
+
     /// Deletes a document: a new revision on `rev` marked `_deleted`.
     @discardableResult
-    public func delete(id: String, rev: String) throws -> DocumentWriteResult {
-        try put(["_id": .string(id), "_rev": .string(rev), "_deleted": .bool(true)])
+    public func delete(id: String, rev: String, userContext: JSON? = nil) throws -> DocumentWriteResult {
+        try put(["_id": .string(id), "_rev": .string(rev), "_deleted": .bool(true)], userContext: userContext)
     }
 
     /// The document `id` (its winning revision unless `options.rev` names
@@ -195,8 +221,9 @@ public final class DocumentDatabase: Sendable {
     /// Adds or replaces an attachment on the leaf `rev` (nil for a new
     /// document): a new revision.
     @discardableResult
-    public func putAttachment(id: String, name: String, rev: String?, contentType: String, data: Data) throws -> DocumentWriteResult {
+    public func putAttachment(id: String, name: String, rev: String?, contentType: String, data: Data, userContext: JSON? = nil) throws -> DocumentWriteResult {
         let tables = self.tables
+        let validation = nativeValidation(userContext)
         return try writer.write { db in
             var doc: JSONObject
             if let rev {
@@ -209,20 +236,23 @@ public final class DocumentDatabase: Sendable {
             var attachments = doc["_attachments"]?.objectValue ?? JSONObject()
             attachments[name] = .object(["content_type": .string(contentType), "data": .string(data.base64EncodedString())])
             doc["_attachments"] = .object(attachments)
+            try validation?(db, doc)
             return try tables.write(db, document: doc, newEdits: true)
         }
     }
 
     /// Removes an attachment from the leaf `rev`: a new revision.
     @discardableResult
-    public func deleteAttachment(id: String, name: String, rev: String) throws -> DocumentWriteResult {
+    public func deleteAttachment(id: String, name: String, rev: String, userContext: JSON? = nil) throws -> DocumentWriteResult {
         let tables = self.tables
+        let validation = nativeValidation(userContext)
         return try writer.write { db in
             var doc = try tables.read(db, id: id, options: DocumentReadOptions(rev: rev))
             var attachments = doc["_attachments"]?.objectValue ?? JSONObject()
             guard attachments[name] != nil else { throw DocumentError(.notFound, "Document is missing attachment") }
             attachments[name] = nil
             doc["_attachments"] = attachments.isEmpty ? nil : .object(attachments)
+            try validation?(db, doc)
             return try tables.write(db, document: doc, newEdits: true)
         }
     }
@@ -357,6 +387,9 @@ public struct ChangesOptions: Sendable {
     public var selector: JSON?
     /// Only design documents (`filter=_design`).
     public var designOnly = false
+    /// Only documents this function keeps (a filter function: it sees the
+    /// winning revision, `{_id, _rev, _deleted: true}` for a deletion).
+    public var filter: (@Sendable (JSONObject) throws -> Bool)?
 
     public init(since: Int = 0, limit: Int? = nil, descending: Bool = false, style: Style = .mainOnly, includeDocs: Bool = false, conflicts: Bool = false, documentIDs: Set<String>? = nil, selector: JSON? = nil, designOnly: Bool = false) {
         self.since = since

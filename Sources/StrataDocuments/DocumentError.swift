@@ -33,6 +33,8 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
         case tooLarge = "too_large"
         /// A body in an encoding or type the server does not read (415 `bad_content_type`).
         case unsupportedMediaType = "bad_content_type"
+        /// A built-in reduce given values it cannot reduce (500 `builtin_reduce_error`).
+        case builtinReduceError = "builtin_reduce_error"
         /// Anything else (500 `unknown_error`).
         case internalError = "unknown_error"
     }
@@ -63,7 +65,7 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
         case .fileExists: return 412
         case .tooLarge: return 413
         case .unsupportedMediaType: return 415
-        case .internalError: return 500
+        case .internalError, .builtinReduceError: return 500
         }
     }
 

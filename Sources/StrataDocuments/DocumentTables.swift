@@ -92,6 +92,7 @@ struct DocumentTables: Sendable {
                 size = size - length(OLD.body) WHERE id = 0;
             END;
             """)
+        try createViewTables(db)
         if try meta(db, "instance_start_time") == nil {
             try setMeta(db, "instance_start_time", .string(String(Int(Date().timeIntervalSince1970 * 1_000_000))))
         }
@@ -169,11 +170,15 @@ struct DocumentTables: Sendable {
         }
     }
 
-    func bulkWrite(_ db: Database, documents: [JSONObject], newEdits: Bool, allOrNothing: Bool) throws -> [Result<DocumentWriteResult, DocumentError>] {
+    func bulkWrite(_ db: Database, documents: [JSONObject], newEdits: Bool, allOrNothing: Bool,
+                   validation: (@Sendable (Database, JSONObject) throws -> Void)? = nil) throws -> [Result<DocumentWriteResult, DocumentError>] {
         var results: [Result<DocumentWriteResult, DocumentError>] = []
         for document in documents {
             do {
-                let r = try db.savepoint { try write(db, document: document, newEdits: newEdits) }
+                let r = try db.savepoint {
+                    try validation?(db, document)
+                    return try write(db, document: document, newEdits: newEdits)
+                }
                 results.append(.success(r))
             } catch let error as DocumentError {
                 if allOrNothing { throw error }
@@ -580,6 +585,15 @@ struct DocumentTables: Sendable {
                 var doc = try JSON(parsing: try row[4] as String).objectValue ?? JSONObject()
                 doc["_id"] = .string(id)
                 if deleted || !matcher.matches(.object(doc)) { continue }
+            }
+            if let filter = options.filter {
+                var doc: JSONObject = ["_id": .string(id), "_rev": .string(try row[2])]
+                if deleted {
+                    doc["_deleted"] = .bool(true)
+                } else {
+                    for (k, v) in try JSON(parsing: try row[4] as String).objectValue ?? JSONObject() { doc[k] = v }
+                }
+                if try !filter(doc) { continue }
             }
             if let limit = options.limit, results.count >= limit {
                 pending += 1

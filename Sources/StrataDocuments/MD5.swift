@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Every document write hashes its canonical body and every attachment is
 /// hashed whole, so whole 64-byte blocks are read straight from the input.
-struct MD5 {
+package struct MD5 {
     private var state: (UInt32, UInt32, UInt32, UInt32) = (0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476)
     /// Bytes of an unfinished block, at most 63.
     private var pending: [UInt8] = []
@@ -93,7 +93,7 @@ struct MD5 {
         return md5.finish()
     }
 
-    static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+    package static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
         digest(bytes).hexString
     }
 }

@@ -9,6 +9,7 @@ let queryServerScript = #"""
 (function () {
   var ddocs = {};
   var mapFunctions = [];
+  var viewLib = null;
   var emitted = null;
   var shown = null;
 
@@ -97,9 +98,16 @@ let queryServerScript = #"""
   }
 
   var commands = {
-    reset: function () { mapFunctions = []; return true; },
-    add_lib: function () { return true; },
-    add_fun: function (source) { mapFunctions.push(compile(source, null)); return true; },
+    reset: function () { mapFunctions = []; viewLib = null; return true; },
+    // `views.lib` of the design document, for require('views/lib/...').
+    add_lib: function (lib) { viewLib = { views: { lib: lib } }; return true; },
+    add_fun: function (source) { mapFunctions.push(compile(source, viewLib)); return true; },
+    // Beyond CouchDB's protocol: map_doc for many documents in one line.
+    map_docs: function (docs) {
+      var out = [];
+      for (var i = 0; i < docs.length; i++) out.push(commands.map_doc(docs[i]));
+      return out;
+    },
     map_doc: function (doc) {
       var results = [];
       for (var i = 0; i < mapFunctions.length; i++) {

@@ -55,6 +55,20 @@ extension CouchResponder {
         guard let name = r.query["filter"], !name.hasPrefix("_") else { return nil }
         let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
         let ddocID = "_design/" + parts[0], function = parts[1]
+        if let native = db.designFunctions(parts[0])?.filters[function] {
+            let request = try await updateRequest(db, r, docID: nil)
+            let keepDocs = r.flag("include_docs")
+            return { changes in
+                try changes.compactMap { change in
+                    var doc = change.doc ?? ["_id": .string(change.id), "_rev": .string(change.changes.first ?? "")]
+                    if change.deleted { doc["_deleted"] = .bool(true) }
+                    guard try native(doc, request) else { return nil }
+                    var kept = change
+                    if !keepDocs { kept.doc = nil }
+                    return kept
+                }
+            }
+        }
         let design: JSONObject = try await offload {
             do { return try db.document(id: ddocID) } catch let error as DocumentError where error.kind == .notFound {
                 throw DocumentError(.notFound, "missing design document \(ddocID)")

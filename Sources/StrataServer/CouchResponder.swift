@@ -368,6 +368,7 @@ struct CouchResponder: HTTPResponder {
             return HTTPAnswer(status: .accepted, json: .object(["ok": .bool(true)]))
         case "_view_cleanup":
             try checkDatabaseAdmin(r)
+            try await viewCleanup(db)
             return HTTPAnswer(status: .accepted, json: .object(["ok": .bool(true)]))
         case "_security":
             if r.method == .put {
@@ -396,7 +397,13 @@ struct CouchResponder: HTTPResponder {
             if rest.count >= 3, rest[2] == "_update" {
                 return try await updateHandler(db, r, ddoc: id, rest: Array(rest.dropFirst(3)))
             }
-            if rest.count >= 3, rest[2] == "_view" || rest[2] == "_show" || rest[2] == "_list" || rest[2] == "_rewrite" {
+            if rest.count >= 3, rest[2] == "_view" {
+                return try await viewRoute(db, r, design: id, rest: Array(rest.dropFirst(3)))
+            }
+            if rest.count == 3, rest[2] == "_info" {
+                return try await designInfo(db, r, design: id)
+            }
+            if rest.count >= 3, rest[2] == "_show" || rest[2] == "_list" || rest[2] == "_rewrite" {
                 throw DocumentError(.notFound, "design document functions (\(rest[2])) are not served yet")
             }
             if r.method != .get, r.method != .head { try checkDatabaseAdmin(r) }
@@ -523,9 +530,10 @@ struct CouchResponder: HTTPResponder {
         try await validate(db, document, r)
         defer { noteWrite(of: [document], r) }
         if server.groupCommit {
-            return try await server.registry.committer(for: db).put(document, newEdits: newEdits)
+            return try await server.registry.committer(for: db).put(document, newEdits: newEdits, userContext: userContext(r))
         }
-        return try await offload { try db.put(document, newEdits: newEdits) }
+        let context = userContext(r)
+        return try await offload { try db.put(document, newEdits: newEdits, userContext: context) }
     }
 
     /// A write of a design document changes which validation functions run.
@@ -549,6 +557,12 @@ struct CouchResponder: HTTPResponder {
             validators = known
         } else {
             validators = try await offload { try registry.loadValidators(name) }
+        }
+        // A design with a registered Swift validation function: that one
+        // runs in the write's transaction instead.
+        validators = validators.filter { ddoc in
+            let design = String((ddoc["_id"]?.stringValue ?? "").dropFirst("_design/".count))
+            return db.designFunctions(design)?.validate == nil
         }
         guard !validators.isEmpty else { return }
         guard let queryServers = server.queryServers else {
@@ -649,12 +663,14 @@ struct CouchResponder: HTTPResponder {
             let type = r.headers[.contentType] ?? "application/octet-stream"
             let data = Data(r.body)
             try await validate(db, try await documentWithAttachment(db, id: id, rev: rev, name: name, stub: ["content_type": .string(type), "length": .int(data.count), "stub": .bool(true)]), r)
-            let result = try await offload { try db.putAttachment(id: id, name: name, rev: rev, contentType: type, data: data) }
+            let context = userContext(r)
+            let result = try await offload { try db.putAttachment(id: id, name: name, rev: rev, contentType: type, data: data, userContext: context) }
             return written(result, status: .created)
         case .delete:
             guard let rev = r.query["rev"] else { throw DocumentError.conflict }
             try await validate(db, try await documentWithAttachment(db, id: id, rev: rev, name: name, stub: nil), r)
-            let result = try await offload { try db.deleteAttachment(id: id, name: name, rev: rev) }
+            let context = userContext(r)
+            let result = try await offload { try db.deleteAttachment(id: id, name: name, rev: rev, userContext: context) }
             return written(result, status: .ok)
         default:
             return methodNotAllowed("DELETE,GET,HEAD,PUT")
@@ -688,6 +704,9 @@ struct CouchResponder: HTTPResponder {
             return HTTPAnswer(status: .methodNotAllowed, json: DocumentError(.methodNotAllowed, "Update functions do not allow \(r.method.rawValue)").json, headers: headers)
         }
         guard let function = rest.first else { throw DocumentError(.notFound, "missing json key: ") }
+        if db.designFunctions(String(ddoc.dropFirst("_design/".count)))?.updates[function] != nil {
+            return try await nativeUpdate(db, r, design: String(ddoc.dropFirst("_design/".count)), function: function, rest: rest)
+        }
         let design = try await offload { try db.document(id: ddoc) }
         guard design["updates"]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
         guard let queryServers = server.queryServers else {
@@ -732,6 +751,25 @@ struct CouchResponder: HTTPResponder {
             }
             throw DocumentError.conflict
         }
+    }
+
+    /// An update handler registered in Swift: run in one write transaction
+    /// by the store, so concurrent calls never conflict.
+    func nativeUpdate(_ db: DocumentDatabase, _ r: CouchRequest, design: String, function: String, rest: [String]) async throws -> HTTPAnswer {
+        let docID = rest.count > 1 ? rest[1...].joined(separator: "/") : nil
+        if let docID, docID.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
+        let request = try await updateRequest(db, r, docID: docID)
+        let context = userContext(r)
+        let (written, response) = try await offload {
+            try db.update(design: design, function: function, id: docID, request: request, userContext: context)
+        }
+        var headers: HTTPFields = [:]
+        if let written {
+            headers[HTTPField.Name("X-Couch-Id")!] = written.id
+            headers[HTTPField.Name("X-Couch-Update-NewRev")!] = written.rev
+        }
+        let answer = response.stringValue.map { JSON.object(["body": .string($0)]) } ?? response
+        return try updateResponse(answer, status: written == nil ? 200 : 201, headers: headers)
     }
 
     /// CouchDB's request object for design-document functions.
@@ -861,7 +899,8 @@ struct CouchResponder: HTTPResponder {
         // CouchDB 3 accepts and ignores `all_or_nothing` (pycouchdb sends it):
         // each document gets its own result.
         let final = objects.enumerated().filter { refused[$0.offset] == nil }.map(\.element)
-        let written = try await offload { try db.bulkPut(final, newEdits: newEdits) }
+        let context = userContext(r)
+        let written = try await offload { try db.bulkPut(final, newEdits: newEdits, userContext: context) }
         noteWrite(of: final, r)
         var writtenResults = written.makeIterator()
         let results: [Result<DocumentWriteResult, DocumentError>] = objects.indices.map { i in

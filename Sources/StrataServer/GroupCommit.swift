@@ -8,7 +8,7 @@ import StrataDocuments
 /// answer still means the write is on disk.
 final class GroupCommitter: @unchecked Sendable {
     // @unchecked: `pending` and `draining` are only touched under `lock`.
-    private typealias Waiter = (document: JSONObject, newEdits: Bool, continuation: CheckedContinuation<DocumentWriteResult, any Error>)
+    private typealias Waiter = (document: JSONObject, newEdits: Bool, userContext: JSON?, continuation: CheckedContinuation<DocumentWriteResult, any Error>)
     private let lock = NSLock()
     private var pending: [Waiter] = []
     private var draining = false
@@ -18,10 +18,10 @@ final class GroupCommitter: @unchecked Sendable {
 
     init(database: DocumentDatabase) { self.database = database }
 
-    func put(_ document: JSONObject, newEdits: Bool) async throws -> DocumentWriteResult {
+    func put(_ document: JSONObject, newEdits: Bool, userContext: JSON?) async throws -> DocumentWriteResult {
         try await withCheckedThrowingContinuation { continuation in
             let start = lock.withLock { () -> Bool in
-                pending.append((document, newEdits, continuation))
+                pending.append((document, newEdits, userContext, continuation))
                 if draining { return false }
                 draining = true
                 return true
@@ -40,7 +40,7 @@ final class GroupCommitter: @unchecked Sendable {
             }
             if batch.isEmpty { return }
             do {
-                let results = try database.putEach(batch.map { ($0.document, $0.newEdits) })
+                let results = try database.putEach(batch.map { ($0.document, $0.newEdits, $0.userContext) })
                 for (waiter, result) in zip(batch, results) {
                     waiter.continuation.resume(with: result.mapError { $0 as any Error })
                 }

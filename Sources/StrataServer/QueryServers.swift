@@ -70,6 +70,69 @@ final class QueryServers: @unchecked Sendable {
         return answer
     }
 
+    /// Runs raw query-server commands on one process, in order (`reset`,
+    /// `add_fun`, `map_docs`, `reduce`…); answers the last command's answer.
+    func exchange(_ requests: [JSON]) throws -> JSON {
+        let process = try lock.withLock { idle.popLast() } ?? QueryProcess(command: command)
+        var answer = JSON.null
+        do {
+            for request in requests {
+                answer = try process.exchange(request, timeLimit: timeLimit)
+                if let list = answer.arrayValue, list.first == .string("error") { break }
+            }
+        } catch {
+            process.stop()
+            throw error
+        }
+        lock.withLock { if idle.count < keptIdle { idle.append(process) } else { process.stop() } }
+        if let list = answer.arrayValue, list.first == .string("error") {
+            let name = list.count > 1 ? list[1].stringValue ?? "unknown_error" : "unknown_error"
+            let reason = list.count > 2 ? list[2].stringValue ?? "" : ""
+            throw FunctionError(status: 500, error: name, reason: reason)
+        }
+        return answer
+    }
+
+    /// Maps documents with JavaScript map functions (and the design
+    /// document's `views.lib` for `require`): for each document, for each
+    /// function, the rows it emits.
+    func map(functions: [String], lib: JSON?, documents: [JSONObject]) throws -> [[[EmittedRow]]] {
+        var requests: [JSON] = [.array([.string("reset")])]
+        if let lib { requests.append(.array([.string("add_lib"), lib])) }
+        for source in functions { requests.append(.array([.string("add_fun"), .string(source)])) }
+        requests.append(.array([.string("map_docs"), .array(documents.map(JSON.object))]))
+        let answer = try exchange(requests)
+        guard let perDocument = answer.arrayValue, perDocument.count == documents.count else {
+            throw FunctionError(status: 500, error: "os_process_error", reason: "the query server's map answer does not match the documents")
+        }
+        return perDocument.map { results in
+            (results.arrayValue ?? []).map { rows in
+                (rows.arrayValue ?? []).map { pair in
+                    let kv = pair.arrayValue ?? []
+                    return EmittedRow(key: kv.first ?? .null, value: kv.count > 1 ? kv[1] : .null)
+                }
+            }
+        }
+    }
+
+    /// A JavaScript reduce function as a ``ViewReduce``.
+    func reduce(source: String) -> ViewReduce {
+        .function { [self] keys, values, rereduce in
+            let request: JSON
+            if rereduce {
+                request = .array([.string("rereduce"), .array([.string(source)]), .array(values)])
+            } else {
+                let pairs = zip(keys ?? [], values).map { JSON.array([$0, $1]) }
+                request = .array([.string("reduce"), .array([.string(source)]), .array(pairs)])
+            }
+            let answer = try exchange([request])
+            guard let parts = answer.arrayValue, parts.count == 2, parts[0] == .bool(true), let results = parts[1].arrayValue, let result = results.first else {
+                throw FunctionError(status: 500, error: "reduce_error", reason: "the reduce function's answer is not [true, [value]]")
+            }
+            return result
+        }
+    }
+
     /// Stops the idle processes (the server is shutting down).
     func stopAll() {
         let all = lock.withLock { () -> [QueryProcess] in

@@ -78,6 +78,14 @@ public final class CouchServer: Sendable {
         }
     }
 
+    /// Registers Swift design functions (update handlers, validation,
+    /// filters, views) for the design `design` of the database `database`:
+    /// they answer `_design/{design}/…` and are used instead of the
+    /// JavaScript of a design document with that name.
+    public func register(database: String, design: String, _ functions: DesignFunctions?) throws {
+        try registry.register(database: database, design: design, functions)
+    }
+
     /// Listens on `host:port` (0 for a free port) until the task is
     /// cancelled or the process gets SIGINT/SIGTERM; `onListening` receives
     /// the port once the server accepts connections.
@@ -103,6 +111,17 @@ final class DatabaseRegistry: @unchecked Sendable {
     private var securityObjects: [String: SecurityObject] = [:]
     private var validatorDocuments: [String: [JSONObject]] = [:]
     private var validatorGeneration = 0
+    /// Swift design functions, by database then design name, given to each
+    /// database when it is opened.
+    private var designs: [String: [String: DesignFunctions]] = [:]
+
+    func register(database name: String, design: String, _ functions: DesignFunctions?) throws {
+        let db = lock.withLock { () -> DocumentDatabase? in
+            designs[name, default: [:]][design] = functions
+            return open[name]
+        }
+        try db?.register(design: design, functions)
+    }
 
     /// The design documents with a `validate_doc_update`, when known.
     func validators(_ name: String) -> [JSONObject]? {
@@ -193,6 +212,7 @@ final class DatabaseRegistry: @unchecked Sendable {
                 throw DocumentError(.notFound, "Database does not exist.")
             }
             let db = try DocumentDatabase(path: url(name).path)
+            for (design, functions) in designs[name] ?? [:] { try db.register(design: design, functions) }
             open[name] = db
             return db
         }
@@ -206,7 +226,9 @@ final class DatabaseRegistry: @unchecked Sendable {
             if open[name] != nil || FileManager.default.fileExists(atPath: url(name).path) {
                 throw DocumentError(.fileExists, "The database could not be created, the file already exists.")
             }
-            open[name] = try DocumentDatabase(path: url(name).path)
+            let db = try DocumentDatabase(path: url(name).path)
+            for (design, functions) in designs[name] ?? [:] { try db.register(design: design, functions) }
+            open[name] = db
         }
     }
 

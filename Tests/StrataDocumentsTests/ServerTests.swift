@@ -13,11 +13,13 @@ struct RunningServer {
     let task: Task<Void, any Error>
 
     static func start(admins: [String: String] = ["admin": "secret"], configFile: URL? = nil,
-                      functionTimeLimit: Duration = .seconds(30)) async throws -> RunningServer {
+                      functionTimeLimit: Duration = .seconds(30),
+                      prepare: (CouchServer) throws -> Void = { _ in }) async throws -> RunningServer {
         let directory = URL(fileURLWithPath: try makeTemporaryPath("couch"))
         // Few PBKDF2 rounds: the tests sign in often; the rounds are not what they check.
         let server = try CouchServer(dataDirectory: directory, admins: admins, configFile: configFile, passwordIterations: 1000,
                                      queryServer: [try strataBinary().path, "query-server"], functionTimeLimit: functionTimeLimit)
+        try prepare(server)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await server.run(host: "127.0.0.1", port: 0) { continuation.yield($0) } }
         var iterator = ports.makeAsyncIterator()

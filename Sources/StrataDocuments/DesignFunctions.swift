@@ -1,0 +1,182 @@
+import Foundation
+import Strata
+
+/// A design document's functions written in Swift: what an app that embeds
+/// the store without JavaScript registers under a design document name.
+///
+/// ```swift
+/// var voting = DesignFunctions(version: "1")
+/// voting.views["by_answer"] = .init(map: { doc, emit in
+///     for answer in doc["answers"]?.arrayValue ?? [] {
+///         emit(answer["text"] ?? .null, .int(answer["votes"]?.arrayValue?.count ?? 0))
+///     }
+/// }, reduce: .sum)
+/// voting.validate = { newDocument, _, user, _ in
+///     if user["name"] == .null { throw DocumentError(.unauthorized, "sign in to vote") }
+/// }
+/// try database.register(design: "voting", voting)
+/// let totals = try database.view(design: "voting", view: "by_answer", options: ViewQueryOptions(group: true))
+/// ```
+///
+/// The functions take and give JSON as CouchDB's JavaScript functions do
+/// (the user context is `{"db","name","roles"}`, the request object
+/// CouchDB's), so one design can move between the two. When a design is
+/// registered, its Swift functions are used instead of the JavaScript of a
+/// design document with the same name, by the store and by `strata serve`.
+public struct DesignFunctions: Sendable {
+    /// A map function: calls `emit(key, value)` for each row of the document.
+    public typealias Map = @Sendable (_ document: JSONObject, _ emit: (JSON, JSON) -> Void) throws -> Void
+    /// An update function: the current document (nil when there is none) and
+    /// CouchDB's request object in; the document to save (nil: none) and the
+    /// answer (a string, or `{code, headers, json|body|base64}`) out.
+    public typealias Update = @Sendable (_ document: JSONObject?, _ request: JSON) throws -> (document: JSONObject?, response: JSON)
+    /// A validation function: throw ``DocumentError`` `forbidden` or
+    /// `unauthorized` to refuse the write.
+    public typealias Validate = @Sendable (_ newDocument: JSONObject, _ oldDocument: JSONObject?, _ userContext: JSON, _ security: JSON) throws -> Void
+    /// A filter function for the changes feed: true keeps the document.
+    public typealias Filter = @Sendable (_ document: JSONObject, _ request: JSON) throws -> Bool
+
+    /// A view: its map and, optionally, its reduce.
+    public struct View: Sendable {
+        public var map: Map
+        public var reduce: ViewReduce?
+
+        public init(map: @escaping Map, reduce: ViewReduce? = nil) {
+            self.map = map
+            self.reduce = reduce
+        }
+    }
+
+    /// Name it when the functions change: the views' indexes are rebuilt
+    /// when the version differs from the one they were built with.
+    public var version: String
+    public var views: [String: View] = [:]
+    public var updates: [String: Update] = [:]
+    public var validate: Validate?
+    public var filters: [String: Filter] = [:]
+
+    public init(version: String = "1") {
+        self.version = version
+    }
+
+    /// The views as the index needs them, for the design document `design`
+    /// (`_design/voting`).
+    public func viewGroup(design: String) -> ViewGroup {
+        let names = views.keys.sorted()
+        let maps = names.map { views[$0]!.map }
+        var reduces: [String: ViewReduce] = [:]
+        for (name, view) in views { reduces[name] = view.reduce }
+        return ViewGroup(design: design, signature: "swift:\(version):" + names.joined(separator: ","), views: names, reduces: reduces) { documents in
+            documents.map { document in
+                maps.map { map in
+                    var rows: [EmittedRow] = []
+                    do {
+                        try map(document) { key, value in rows.append(EmittedRow(key: key, value: value)) }
+                    } catch {
+                        // As in CouchDB: a document the function fails on emits nothing.
+                        return []
+                    }
+                    return rows
+                }
+            }
+        }
+    }
+}
+
+/// The designs registered on one database.
+final class FunctionRegistry: @unchecked Sendable {
+    // @unchecked: `designs` is only touched under `lock`.
+    private let lock = NSLock()
+    private var designs: [String: DesignFunctions] = [:]
+
+    func set(_ name: String, _ functions: DesignFunctions?) { lock.withLock { designs[name] = functions } }
+    func get(_ name: String) -> DesignFunctions? { lock.withLock { designs[name] } }
+    var validators: [DesignFunctions.Validate] {
+        lock.withLock { designs.keys.sorted().compactMap { designs[$0]?.validate } }
+    }
+}
+
+extension DocumentDatabase {
+    /// The user context of the app's own writes: an admin with no name.
+    public static let appUserContext: JSON = .object(["db": .null, "name": .null, "roles": .array([.string("_admin")])])
+
+    /// Registers Swift functions under the design document name `design`
+    /// (`"voting"` for `_design/voting`); nil removes them.
+    public func register(design: String, _ functions: DesignFunctions?) throws {
+        let name = design.hasPrefix("_design/") ? String(design.dropFirst(8)) : design
+        guard !name.isEmpty else { throw DocumentError(.badRequest, "a design needs a name") }
+        registry.set(name, functions)
+    }
+
+    /// The Swift functions registered under `design` (without `_design/`).
+    public func designFunctions(_ design: String) -> DesignFunctions? {
+        registry.get(design)
+    }
+
+    /// The changes feed through the filter function `filter`
+    /// (`"design/name"`) of a registered design, which gets `request` as
+    /// CouchDB's request object.
+    public func changes(_ options: ChangesOptions = ChangesOptions(), filter: String, request: JSON = .object([:])) throws -> ChangesResult {
+        let parts = filter.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let function = registry.get(parts[0])?.filters[parts[1]] else {
+            throw DocumentError(.notFound, "missing filter function \(filter)")
+        }
+        var options = options
+        options.filter = { try function($0, request) }
+        return try changes(options)
+    }
+
+    /// Queries a view of a registered design (see ``register(design:_:)``).
+    public func view(design: String, view: String, options: ViewQueryOptions = ViewQueryOptions()) throws -> ViewResult {
+        guard let functions = registry.get(design) else {
+            throw DocumentError(.notFound, "missing")
+        }
+        return try queryView(functions.viewGroup(design: "_design/" + design), view: view, options: options)
+    }
+
+    /// Runs an update function of a registered design on the document `id`
+    /// (nil: none): reads the document, calls the function and saves what it
+    /// answers, in one transaction, so concurrent calls are applied one
+    /// after the other and none is lost.
+    ///
+    /// - Returns: the write (nil when the function saved nothing) and the
+    ///   function's answer.
+    public func update(design: String, function: String, id: String?, request: JSON = .object([:]),
+                       userContext: JSON? = nil) throws -> (written: DocumentWriteResult?, response: JSON) {
+        guard let update = registry.get(design)?.updates[function] else {
+            throw DocumentError(.notFound, "missing update function \(function) on design doc _design/\(design)")
+        }
+        let tables = self.tables
+        let validation = nativeValidation(userContext)
+        return try writer.write { db in
+            var current: JSONObject?
+            if let id {
+                do { current = try tables.read(db, id: id, options: DocumentReadOptions()) } catch let error as DocumentError where error.kind == .notFound {}
+            }
+            let (document, response) = try update(current, request)
+            guard var document else { return (nil, response) }
+            if document["_id"] == nil { document["_id"] = .string(id ?? DocumentTables.newID()) }
+            try validation?(db, document)
+            return (try tables.write(db, document: document, newEdits: true), response)
+        }
+    }
+
+    /// The check every write makes when Swift validation functions are
+    /// registered: each runs with the document, the current winner, the
+    /// user context and the database's `_security`.
+    func nativeValidation(_ userContext: JSON?) -> (@Sendable (Database, JSONObject) throws -> Void)? {
+        let validators = registry.validators
+        guard !validators.isEmpty else { return nil }
+        let tables = self.tables
+        var context = (userContext ?? DocumentDatabase.appUserContext).objectValue ?? JSONObject()
+        if context["db"] == nil || context["db"] == .null { context["db"] = .string(name) }
+        let user = JSON.object(context)
+        return { db, document in
+            guard let id = document["_id"]?.stringValue, !id.hasPrefix("_local/") else { return }
+            var old: JSONObject?
+            do { old = try tables.read(db, id: id, options: DocumentReadOptions()) } catch let error as DocumentError where error.kind == .notFound {}
+            let security = try tables.meta(db, "_security") ?? .object([:])
+            for validate in validators { try validate(document, old, user, security) }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import StrataDocuments
+
+@available(macOS 14, iOS 17, tvOS 17, *)
+extension CouchResponder {
+    /// The user context a design-document function sees for this request.
+    func userContext(_ r: CouchRequest) -> JSON {
+        var context = r.user.json.objectValue ?? JSONObject()
+        context["db"] = .string(r.segments.first ?? "")
+        return .object(context)
+    }
+
+    /// The view group of a design: its registered Swift functions, or the
+    /// JavaScript of the design document run by the query servers.
+    func viewGroup(_ db: DocumentDatabase, design id: String) async throws -> ViewGroup {
+        let name = String(id.dropFirst("_design/".count))
+        if let native = db.designFunctions(name), !native.views.isEmpty {
+            return native.viewGroup(design: id)
+        }
+        let ddoc: JSONObject = try await offload {
+            do { return try db.document(id: id) } catch let error as DocumentError where error.kind == .notFound {
+                throw DocumentError(.notFound, "missing")
+            }
+        }
+        return try javaScriptViewGroup(ddoc)
+    }
+
+    func javaScriptViewGroup(_ ddoc: JSONObject) throws -> ViewGroup {
+        let id = ddoc["_id"]?.stringValue ?? ""
+        let definitions = ddoc["views"]?.objectValue ?? JSONObject()
+        var names: [String] = []
+        var maps: [String] = []
+        var reduces: [String: ViewReduce] = [:]
+        for (name, definition) in definitions.sorted(by: { $0.key < $1.key }) where name != "lib" {
+            guard let map = definition["map"]?.stringValue else { continue }
+            names.append(name)
+            maps.append(map)
+            if let reduce = definition["reduce"]?.stringValue {
+                if let builtin = ViewReduce(builtin: reduce) {
+                    reduces[name] = builtin
+                } else if reduce.hasPrefix("_") {
+                    throw DocumentError(.badRequest, "Unknown built-in reduce function: \(reduce)")
+                } else if let queryServers = server.queryServers {
+                    reduces[name] = queryServers.reduce(source: reduce)
+                } else {
+                    throw FunctionError(status: 500, error: "os_process_error", reason: "JavaScript reduce functions need a JavaScript query server, and this server runs none")
+                }
+            }
+        }
+        let lib = definitions["lib"]
+        // The index is rebuilt when what it is built from changes.
+        var signed = JSONObject()
+        signed["language"] = ddoc["language"] ?? .string("javascript")
+        signed["views"] = .object(JSONObject(definitions.pairs.sorted { $0.key < $1.key }))
+        signed["options"] = ddoc["options"] ?? .null
+        let signature = MD5.hex(Array(JSON.object(signed).canonicalText.utf8))
+        let queryServers = server.queryServers
+        let sources = maps
+        return ViewGroup(design: id, signature: signature, views: names, reduces: reduces) { documents in
+            guard let queryServers else {
+                throw FunctionError(status: 500, error: "os_process_error", reason: "views need a JavaScript query server, and this server runs none")
+            }
+            return try queryServers.map(functions: sources, lib: lib, documents: documents)
+        }
+    }
+
+    /// CouchDB's view query parameters, from the query string and, for a
+    /// POST, the body (`keys` and any other parameter).
+    func viewOptions(_ r: CouchRequest) throws -> ViewQueryOptions {
+        var parameters: [String: JSON] = [:]
+        for (key, text) in r.query {
+            // JSON-valued parameters; the others are plain words and numbers.
+            if ["key", "keys", "startkey", "start_key", "endkey", "end_key"].contains(key) {
+                do { parameters[key] = try JSON(parsing: text) } catch {
+                    throw DocumentError(.badRequest, "invalid_json")
+                }
+            } else {
+                parameters[key] = .string(text)
+            }
+        }
+        if r.method == .post, !r.body.isEmpty {
+            guard let body = try r.json().objectValue else { throw DocumentError(.badRequest, "Request body must be a JSON object") }
+            for (key, value) in body { parameters[key] = value }
+        }
+        func flag(_ name: String) throws -> Bool? {
+            guard let value = parameters[name] else { return nil }
+            switch value {
+            case .bool(let b): return b
+            case .string("true"): return true
+            case .string("false"): return false
+            default: throw DocumentError(.queryParseError, "Invalid boolean parameter: \"\(value.stringValue ?? value.text)\"")
+            }
+        }
+        func integer(_ name: String) throws -> Int? {
+            guard let value = parameters[name] else { return nil }
+            let n = value.intValue ?? value.stringValue.flatMap { Int($0) }
+            guard let n, n >= 0 else {
+                throw DocumentError(.queryParseError, "Invalid value for \(name == "limit" || name == "skip" ? "positive " : "")integer: \"\(value.stringValue ?? value.text)\"")
+            }
+            return n
+        }
+        func string(_ names: String...) -> String? {
+            for name in names { if let s = parameters[name]?.stringValue { return s } }
+            return nil
+        }
+        var options = ViewQueryOptions()
+        options.key = parameters["key"]
+        if let keys = parameters["keys"] {
+            guard let list = keys.arrayValue else { throw DocumentError(.badRequest, "`keys` member must be an array.") }
+            options.keys = list
+        }
+        options.startKey = parameters["startkey"] ?? parameters["start_key"]
+        options.endKey = parameters["endkey"] ?? parameters["end_key"]
+        options.startKeyDocID = string("startkey_docid", "start_key_doc_id")
+        options.endKeyDocID = string("endkey_docid", "end_key_doc_id")
+        options.inclusiveEnd = try flag("inclusive_end") ?? true
+        options.descending = try flag("descending") ?? false
+        options.limit = try integer("limit")
+        options.skip = try integer("skip") ?? 0
+        options.reduce = try flag("reduce")
+        options.group = try flag("group") ?? false
+        options.groupLevel = try integer("group_level")
+        options.includeDocs = try flag("include_docs") ?? false
+        options.conflicts = try flag("conflicts") ?? false
+        options.updateSeq = try flag("update_seq") ?? false
+        switch string("update") ?? parameters["update"].map(\.text) {
+        case nil, "true": break
+        case "false": options.update = .no
+        case "lazy": options.update = .lazy
+        case let other?: throw DocumentError(.queryParseError, "Invalid value for `update`: \"\(other)\"")
+        }
+        switch string("stale") {
+        case nil: break
+        case "ok": options.update = .no
+        case "update_after": options.update = .lazy
+        case let other?: throw DocumentError(.queryParseError, "Invalid value for `stale`: \"\(other)\"")
+        }
+        return options
+    }
+
+    /// `GET|POST /{db}/_design/{ddoc}/_view/{view}`.
+    func viewRoute(_ db: DocumentDatabase, _ r: CouchRequest, design: String, rest: [String]) async throws -> HTTPAnswer {
+        guard r.method == .get || r.method == .head || r.method == .post else { return methodNotAllowed("GET,POST,HEAD") }
+        guard rest.count == 1 else { throw DocumentError(.notFound, "missing_named_view") }
+        let options = try viewOptions(r)
+        let group = try await viewGroup(db, design: design)
+        guard group.views.contains(rest[0]) else { throw DocumentError(.notFound, "missing_named_view") }
+        let view = rest[0]
+        let result = try await offload { [options] in try db.queryView(group, view: view, options: options) }
+        return HTTPAnswer(status: .ok, json: result.json)
+    }
+
+    /// `GET /{db}/_design/{ddoc}/_info`.
+    func designInfo(_ db: DocumentDatabase, _ r: CouchRequest, design: String) async throws -> HTTPAnswer {
+        guard r.method == .get || r.method == .head else { return methodNotAllowed("GET") }
+        let group = try await viewGroup(db, design: design)
+        let (info, seq) = try await offload { (try db.viewGroupInfo(design: design), try db.updateSequence()) }
+        let current = info?.signature == group.signature ? info : nil
+        return HTTPAnswer(status: .ok, json: .object([
+            "name": .string(String(design.dropFirst("_design/".count))),
+            "view_index": .object([
+                "updates_pending": .object(["minimum": .int(seq - (current?.updateSequence ?? 0)), "preferred": .int(seq - (current?.updateSequence ?? 0)), "total": .int(seq - (current?.updateSequence ?? 0))]),
+                "waiting_commit": .bool(false),
+                "waiting_clients": .int(0),
+                "updater_running": .bool(false),
+                "update_seq": .int(current?.updateSequence ?? 0),
+                "sizes": .object(["file": .int(0), "external": .int(0), "active": .int(0)]),
+                "signature": .string(group.signature),
+                "purge_seq": .int(0),
+                "language": .string("javascript"),
+                "compact_running": .bool(false),
+                "collator_versions": .array([]),
+            ]),
+        ]))
+    }
+
+    /// `POST /{db}/_view_cleanup`: drops the indexes no design document
+    /// builds any more.
+    func viewCleanup(_ db: DocumentDatabase) async throws {
+        var options = AllDocumentsOptions(startKey: "_design/", endKey: "_design0", includeDocs: true)
+        options.inclusiveEnd = false
+        let designs = try await offload { [options] in try db.allDocuments(options).rows.compactMap { $0["doc"]?.objectValue } }
+        var current: [String: String] = [:]
+        for ddoc in designs {
+            guard let id = ddoc["_id"]?.stringValue else { continue }
+            if let native = db.designFunctions(String(id.dropFirst(8))), !native.views.isEmpty {
+                current[id] = native.viewGroup(design: id).signature
+            } else if let group = try? javaScriptViewGroup(ddoc) {
+                current[id] = group.signature
+            }
+        }
+        try await offload { [current] in try db.cleanUpViewIndexes(keeping: current) }
+    }
+}
