@@ -152,6 +152,20 @@ let queryServerScript = #"""
           var docs = callArgs[0], request = callArgs[1], passes = [];
           for (var i = 0; i < docs.length; i++) passes.push(!!f.call(ddoc, docs[i], request));
           return [true, passes];
+        case 'shows':
+          var shownAnswer = f.apply(ddoc, callArgs);
+          if (typeof shownAnswer === 'string') shownAnswer = { body: shownAnswer };
+          return ['resp', shownAnswer === undefined || shownAnswer === null ? { body: '' } : shownAnswer];
+        case 'lists':
+          // [head, req, rows]: the rows are given at once, read with getRow().
+          shown = { head: {}, chunks: [], rows: (callArgs[2] || []).slice() };
+          try {
+            var tail = f.call(ddoc, callArgs[0], callArgs[1]);
+            if (tail !== undefined && tail !== null) shown.chunks.push(String(tail));
+            return ['list', shown.head || {}, shown.chunks.join('')];
+          } finally {
+            shown = null;
+          }
         case 'views':
           var docsToMap = callArgs[0], kept = [];
           for (var j = 0; j < docsToMap.length; j++) {

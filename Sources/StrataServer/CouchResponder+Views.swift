@@ -193,4 +193,67 @@ extension CouchResponder {
         }
         try await offload { [current] in try db.cleanUpViewIndexes(keeping: current) }
     }
+
+    /// The design document `id` and the JavaScript query servers, for a
+    /// function of kind `kind` (`shows`, `lists`) named `function`.
+    func designFunction(_ db: DocumentDatabase, _ id: String, _ kind: String, _ function: String) async throws -> (JSONObject, QueryServers) {
+        let ddoc: JSONObject = try await offload {
+            do { return try db.document(id: id) } catch let error as DocumentError where error.kind == .notFound {
+                throw DocumentError(.notFound, "missing")
+            }
+        }
+        guard ddoc[kind]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
+        guard let queryServers = server.queryServers else {
+            throw FunctionError(status: 500, error: "os_process_error", reason: "this server runs no JavaScript query server")
+        }
+        return (ddoc, queryServers)
+    }
+
+    /// `GET|POST /{db}/_design/{ddoc}/_show/{func}[/{docid}]` (deprecated in
+    /// CouchDB 3, still served): the function renders a document (or null).
+    func showRoute(_ db: DocumentDatabase, _ r: CouchRequest, design: String, rest: [String]) async throws -> HTTPAnswer {
+        guard r.method == .get || r.method == .head || r.method == .post else { return methodNotAllowed("GET,POST,HEAD") }
+        let (ddoc, queryServers) = try await designFunction(db, design, "shows", rest[0])
+        let docID = rest.count > 1 ? rest[1...].joined(separator: "/") : nil
+        let doc: JSON = try await offload {
+            guard let docID else { return .null }
+            do { return .object(try db.document(id: docID)) } catch let error as DocumentError where error.kind == .notFound { return .null }
+        }
+        let request = try await updateRequest(db, r, docID: docID)
+        let answer = try await queryServers.call(ddoc, ["shows", rest[0]], [doc, request])
+        guard let parts = answer.arrayValue, parts.count == 2, parts[0] == .string("resp") else {
+            throw FunctionError(status: 500, error: "render_error", reason: "the show function's answer is not a response")
+        }
+        return try updateResponse(parts[1], status: 200, headers: [:])
+    }
+
+    /// `GET|POST /{db}/_design/{ddoc}/_list/{func}/{view}` or
+    /// `…/_list/{func}/{other-ddoc}/{view}` (deprecated in CouchDB 3, still
+    /// served): the function renders the view's rows, read with `getRow()`.
+    func listRoute(_ db: DocumentDatabase, _ r: CouchRequest, design: String, rest: [String]) async throws -> HTTPAnswer {
+        guard r.method == .get || r.method == .head || r.method == .post else { return methodNotAllowed("GET,POST,HEAD") }
+        let (ddoc, queryServers) = try await designFunction(db, design, "lists", rest[0])
+        let viewDesign = rest.count > 2 ? "_design/" + rest[1] : design
+        let view = rest.count > 2 ? rest[2] : rest[1]
+        let options = try viewOptions(r)
+        let group = try await viewGroup(db, design: viewDesign)
+        guard group.views.contains(view) else { throw DocumentError(.notFound, "missing_named_view") }
+        let result = try await offload { [options] in try db.queryView(group, view: view, options: options) }
+        var head = JSONObject()
+        if let total = result.totalRows { head["total_rows"] = .int(total) }
+        if let offset = result.offset { head["offset"] = .int(offset) }
+        let request = try await updateRequest(db, r, docID: nil)
+        let answer = try await queryServers.call(ddoc, ["lists", rest[0]], [.object(head), request, .array(result.rows)])
+        guard let parts = answer.arrayValue, parts.count == 3, parts[0] == .string("list") else {
+            throw FunctionError(status: 500, error: "render_error", reason: "the list function's answer is not a response")
+        }
+        var response = parts[1].objectValue ?? JSONObject()
+        response["body"] = parts[2]
+        if response["headers"]?["Content-Type"] == nil {
+            var headers = response["headers"]?.objectValue ?? JSONObject()
+            headers["Content-Type"] = .string("application/json")
+            response["headers"] = .object(headers)
+        }
+        return try updateResponse(.object(response), status: 200, headers: [:])
+    }
 }

@@ -403,6 +403,12 @@ struct CouchResponder: HTTPResponder {
             if rest.count == 3, rest[2] == "_info" {
                 return try await designInfo(db, r, design: id)
             }
+            if rest.count >= 4, rest[2] == "_show" {
+                return try await showRoute(db, r, design: id, rest: Array(rest.dropFirst(3)))
+            }
+            if rest.count >= 5, rest[2] == "_list" {
+                return try await listRoute(db, r, design: id, rest: Array(rest.dropFirst(3)))
+            }
             if rest.count >= 3, rest[2] == "_show" || rest[2] == "_list" || rest[2] == "_rewrite" {
                 throw DocumentError(.notFound, "design document functions (\(rest[2])) are not served yet")
             }

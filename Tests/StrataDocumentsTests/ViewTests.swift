@@ -189,6 +189,30 @@ import Testing
         #expect(grouped?.text == #"{"rows":[{"key":["t0"],"value":\#(evens)},{"key":["t1"],"value":\#((0..<2500).reduce(0, +) - evens)}]}"#)
     }
 
+    @Test func showAndListFunctionsRender() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let admin = "admin:secret"
+        #expect(try await server.send("PUT", "/sl", user: admin).0 == 201)
+        #expect(try await server.send("PUT", "/sl/a", json: #"{"k":1,"name":"<b>one</b>"}"#).0 == 201)
+        #expect(try await server.send("PUT", "/sl/b", json: #"{"k":2,"name":"two"}"#).0 == 201)
+        let design = #"""
+        {"views": {"by_key": {"map": "function(doc) { emit(doc.k, doc.name); }"}},
+         "shows": {"card": "function(doc, req) { return {code: doc ? 200 : 404, headers: {'Content-Type': 'text/plain'}, body: (doc ? doc.name : 'none') + ' ' + (req.query.x || '-')}; }"},
+         "lists": {"csv": "function(head, req) { start({headers: {'Content-Type': 'text/csv'}}); send('total ' + head.total_rows + '\\n'); var row; while ((row = getRow())) { send(row.id + ',' + row.value + '\\n'); } return 'end'; }"}}
+        """#
+        #expect(try await server.send("PUT", "/sl/_design/app", json: design, user: admin).0 == 201)
+        var (status, body, headers) = try await server.sendRaw("GET", "/sl/_design/app/_show/card/a?x=1")
+        #expect(status == 200 && String(decoding: body, as: UTF8.self) == "<b>one</b> 1" && headers["content-type"] == "text/plain")
+        (status, body, _) = try await server.sendRaw("GET", "/sl/_design/app/_show/card/nope")
+        #expect(status == 404 && String(decoding: body, as: UTF8.self) == "none -")
+        (status, body, headers) = try await server.sendRaw("GET", "/sl/_design/app/_list/csv/by_key?descending=true")
+        #expect(status == 200 && headers["content-type"] == "text/csv")
+        #expect(String(decoding: body, as: UTF8.self) == "total 2\nb,two\na,<b>one</b>\nend")
+        (status, body, _) = try await server.sendRaw("GET", "/sl/_design/app/_list/nope/by_key")
+        #expect(status == 404)
+    }
+
     @Test func anEndlessMapIsStoppedAndTheServerLivesOn() async throws {
         let server = try await RunningServer.start(functionTimeLimit: .seconds(2))
         defer { server.stop() }
