@@ -146,18 +146,72 @@ extension DocumentDatabase {
         guard let update = registry.get(design)?.updates[function] else {
             throw DocumentError(.notFound, "missing update function \(function) on design doc _design/\(design)")
         }
+        let results = try updateInTurn(id: id, count: 1, userContext: userContext) { _, current -> (document: JSONObject?, result: JSON) in
+            let (document, response) = try update(current, request)
+            return (document, response)
+        }
+        let (written, response) = try results[0].get()
+        return (written, response)
+    }
+
+    /// Calls `call` `count` times on the document `id` (nil: none), one
+    /// after the other in one write transaction: each call gets the current
+    /// document (nil when missing or deleted) as the previous call left it,
+    /// and the document it answers is saved as a new revision (its `_id`
+    /// made when absent). One commit, one sync to disk for all.
+    ///
+    /// What an update handler with many callers needs: no call conflicts
+    /// with another, none is lost, and they share one durable commit. A
+    /// call that throws fails alone (what it did is rolled back); a failure
+    /// of SQLite itself fails them all.
+    ///
+    /// Registered Swift validation functions see each write with
+    /// `userContext`. `call` runs while the transaction is open: keep it short.
+    public func updateInTurn<R>(id: String?, count: Int, userContext: JSON? = nil,
+                                _ call: (_ index: Int, _ current: JSONObject?) throws -> (document: JSONObject?, result: R)) throws
+        -> [Result<(written: DocumentWriteResult?, result: R), any Error>] {
         let tables = self.tables
         let validation = nativeValidation(userContext)
         return try writer.write { db in
-            var current: JSONObject?
-            if let id {
-                do { current = try tables.read(db, id: id, options: DocumentReadOptions()) } catch let error as DocumentError where error.kind == .notFound {}
+            var results: [Result<(written: DocumentWriteResult?, result: R), any Error>] = []
+            results.reserveCapacity(count)
+            // The document as the previous call saved it, so the next call
+            // needs no read (nil: read it).
+            var carried: JSONObject?
+            for index in 0..<count {
+                do {
+                    let outcome = try db.savepoint { () -> (written: DocumentWriteResult?, result: R) in
+                        var current: JSONObject?
+                        if let id {
+                            if let carried {
+                                current = carried
+                            } else {
+                                do { current = try tables.read(db, id: id, options: DocumentReadOptions()) } catch let error as DocumentError where error.kind == .notFound {}
+                            }
+                        }
+                        let (document, result) = try call(index, current)
+                        guard var document else { return (nil, result) }
+                        if document["_id"] == nil { document["_id"] = .string(id ?? DocumentTables.newID()) }
+                        try validation?(db, document)
+                        let written = try tables.write(db, document: document, newEdits: true)
+                        // What a read would give back: _id, _rev, the body.
+                        if written.id == id, document["_attachments"] == nil, document["_deleted"] == nil || document["_deleted"] == .bool(false) {
+                            var saved: JSONObject = ["_id": .string(written.id), "_rev": .string(written.rev)]
+                            for (key, value) in document where !key.hasPrefix("_") { saved[key] = value }
+                            carried = saved
+                        } else {
+                            carried = nil
+                        }
+                        return (written, result)
+                    }
+                    results.append(.success(outcome))
+                } catch let error as SQLiteError {
+                    throw error
+                } catch {
+                    results.append(.failure(error))
+                }
             }
-            let (document, response) = try update(current, request)
-            guard var document else { return (nil, response) }
-            if document["_id"] == nil { document["_id"] = .string(id ?? DocumentTables.newID()) }
-            try validation?(db, document)
-            return (try tables.write(db, document: document, newEdits: true), response)
+            return results
         }
     }
 

@@ -38,7 +38,8 @@ struct DocumentTables: Sendable {
               rev TEXT NOT NULL,
               deleted INTEGER NOT NULL,
               body TEXT NOT NULL,
-              attachments TEXT
+              attachments TEXT,
+              leaves INTEGER
             ) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS \(revs) (
               doc TEXT NOT NULL,
@@ -92,6 +93,11 @@ struct DocumentTables: Sendable {
                 size = size - length(OLD.body) WHERE id = 0;
             END;
             """)
+        // How many leaves each document's tree has (NULL: not known yet, in
+        // files from before the column), so that a write extending the only
+        // leaf needs no tree.
+        let docsColumns = try Row.fetchAll(db, sql: "PRAGMA table_info(\(docs))").map { try $0[1] as String }
+        if !docsColumns.contains("leaves") { try db.execute(sql: "ALTER TABLE \(docs) ADD COLUMN leaves INTEGER") }
         try createViewTables(db)
         if try meta(db, "instance_start_time") == nil {
             try setMeta(db, "instance_start_time", .string(String(Int(Date().timeIntervalSince1970 * 1_000_000))))
@@ -118,6 +124,7 @@ struct DocumentTables: Sendable {
     func loadTree(_ db: Database, id: String) throws -> RevisionTree {
         let rows = try Row.fetchAll(db, sql: "SELECT rev, parent, deleted, body IS NOT NULL FROM \(revs) WHERE doc = ?", arguments: [id])
         var nodes: [RevisionTree.Node] = []
+        nodes.reserveCapacity(rows.count)
         for row in rows {
             let revText: String = try row[0]
             let parentText: String? = try row[1]
@@ -216,6 +223,10 @@ struct DocumentTables: Sendable {
         case .bool(let b)?: deleted = b
         default: throw DocumentError(.badRequest, "_deleted must be a boolean")
         }
+        if newEdits, !deleted, document["_attachments"] == nil, let revText = document["_rev"]?.stringValue,
+           let written = try extendOnlyLeaf(db, id: id, rev: revText, body: body) {
+            return written
+        }
         var tree = try loadTree(db, id: id)
         let newRev: Revision
         let parent: Revision?
@@ -273,11 +284,48 @@ struct DocumentTables: Sendable {
         return DocumentWriteResult(id: id, rev: newRev.description)
     }
 
-    private func finishWrite(_ db: Database, id: String, tree: inout RevisionTree, added: [Revision], newest: Revision, body: JSONObject, attachments: [String: StoredAttachment]?, deleted: Bool) throws {
+    /// The common write, done without loading the revision tree: a new
+    /// revision (no attachments, not a deletion) on the document's winning
+    /// revision when it is the tree's only leaf. The new revision is then
+    /// the winner and the only leaf, and stemming cuts the one path.
+    /// Answers nil when the write is not of that kind.
+    static let stemmingInterval = 64
+
+    private func extendOnlyLeaf(_ db: Database, id: String, rev revText: String, body: JSONObject) throws -> DocumentWriteResult? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT rev, deleted, leaves FROM \(docs) WHERE id = ?", arguments: [id]),
+              try row[0] as String == revText, !(try row[1] as Bool), try row[2] as Int? == 1,
+              let parent = Revision(revText), parent.depth > 0,
+              parent.hash.utf8.count != 32 || parent.hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        else { return nil }
+        let canonical = JSON.object(body).canonicalText
+        let newRev = Revision(depth: parent.depth + 1, hash: MD5.hex(Array((parent.description + "\n0\n" + canonical).utf8)))
         let limit = try meta(db, "revs_limit")?.intValue ?? 1000
-        let removed = tree.stem(limit: limit)
         let seq = try updateSequence(db) + 1
         try setMeta(db, "update_seq", .int(seq))
+        let bodyText = JSON.object(body).text
+        try db.execute(sql: "INSERT INTO \(revs)(doc, rev, depth, parent, deleted, seq, body, attachments) VALUES (?, ?, ?, ?, 0, ?, ?, NULL)",
+                       arguments: [id, newRev.description, newRev.depth, parent.description, seq, bodyText])
+        // Stemming reads the document's revisions, so it is done every
+        // `stemmingInterval` revisions, not at each: the path holds at most
+        // that many more than `revs_limit` in between, and reads show no
+        // more than `revs_limit` of them.
+        let cut = newRev.depth - limit
+        if cut >= 1, newRev.depth % DocumentTables.stemmingInterval == 0 {
+            try db.execute(sql: "DELETE FROM \(revs) WHERE doc = ? AND depth <= ?", arguments: [id, cut])
+            try db.execute(sql: "UPDATE \(revs) SET parent = NULL WHERE doc = ? AND depth = ?", arguments: [id, cut + 1])
+        }
+        try db.execute(sql: "UPDATE \(docs) SET seq = ?, rev = ?, deleted = 0, body = ?, attachments = NULL, leaves = 1 WHERE id = ?",
+                       arguments: [seq, newRev.description, bodyText, id])
+        return DocumentWriteResult(id: id, rev: newRev.description)
+    }
+
+    private func finishWrite(_ db: Database, id: String, tree: inout RevisionTree, added: [Revision], newest: Revision, body: JSONObject, attachments: [String: StoredAttachment]?, deleted: Bool) throws {
+        let limit = try meta(db, "revs_limit")?.intValue ?? 1000
+        // A tree no larger than the limit has no path longer than it.
+        let removed = tree.nodes.count > limit ? tree.stem(limit: limit) : []
+        let seq = try updateSequence(db) + 1
+        try setMeta(db, "update_seq", .int(seq))
+        let bodyText = JSON.object(body).text
         let attachmentsText = attachments.map { JSON.object(JSONObject($0.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value.json) })).text }
         for rev in added.reversed() where tree.contains(rev) {
             let node = tree[rev]!
@@ -285,19 +333,21 @@ struct DocumentTables: Sendable {
             try db.execute(
                 sql: "INSERT INTO \(revs)(doc, rev, depth, parent, deleted, seq, body, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 arguments: [id, rev.description, rev.depth, node.parent?.description, node.deleted, isNewest ? seq : nil,
-                            isNewest ? JSON.object(body).text : nil, isNewest ? attachmentsText : nil])
+                            isNewest ? bodyText : nil, isNewest ? attachmentsText : nil])
         }
         for rev in removed {
             try db.execute(sql: "DELETE FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description])
         }
+        // The revisions whose parent was forgotten are roots now.
         if !removed.isEmpty {
-            try db.execute(sql: "UPDATE \(revs) SET parent = NULL WHERE doc = ? AND parent IS NOT NULL AND parent NOT IN (SELECT rev FROM \(revs) WHERE doc = ?)", arguments: [id, id])
+            try db.execute(sql: "UPDATE \(revs) SET parent = NULL WHERE doc = ? AND parent IN (SELECT value FROM json_each(?))",
+                           arguments: [id, JSON.array(removed.map { .string($0.description) }).text])
         }
         guard let winner = tree.winner else { return }
         let winnerBody: String
         let winnerAttachments: String?
         if winner.revision == newest {
-            winnerBody = JSON.object(body).text
+            winnerBody = bodyText
             winnerAttachments = attachmentsText
         } else if let row = try Row.fetchOne(db, sql: "SELECT body, attachments FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, winner.revision.description]) {
             winnerBody = (try row[0] as String?) ?? "{}"
@@ -307,10 +357,10 @@ struct DocumentTables: Sendable {
             winnerAttachments = nil
         }
         try db.execute(sql: """
-            INSERT INTO \(docs)(id, seq, rev, deleted, body, attachments) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO \(docs)(id, seq, rev, deleted, body, attachments, leaves) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, rev = excluded.rev, deleted = excluded.deleted,
-              body = excluded.body, attachments = excluded.attachments
-            """, arguments: [id, seq, winner.revision.description, winner.deleted, winnerBody, winnerAttachments])
+              body = excluded.body, attachments = excluded.attachments, leaves = excluded.leaves
+            """, arguments: [id, seq, winner.revision.description, winner.deleted, winnerBody, winnerAttachments, tree.leaves.count])
     }
 
     // MARK: attachments
@@ -425,6 +475,14 @@ struct DocumentTables: Sendable {
 
     func read(_ db: Database, id: String, options: DocumentReadOptions) throws -> JSONObject {
         if id.hasPrefix("_local/") { return try readLocal(db, id: id) }
+        if options.rev == nil, !options.revs, !options.revsInfo, !options.conflicts, !options.deletedConflicts {
+            // The winner as the documents table keeps it: no tree to load.
+            guard let row = try Row.fetchOne(db, sql: "SELECT rev, deleted, body, attachments, seq FROM \(docs) WHERE id = ?", arguments: [id]) else {
+                throw DocumentError.missing
+            }
+            if try row[1] as Bool { throw DocumentError.deleted }
+            return try document(db, id: id, rev: try row[0], deleted: false, body: try row[2], attachments: try row[3], seq: try row[4], options: options)
+        }
         let tree = try loadTree(db, id: id)
         guard let winner = tree.winner else { throw DocumentError.missing }
         var rev = winner.revision
@@ -443,14 +501,14 @@ struct DocumentTables: Sendable {
         tree.leaves.filter { tree.ancestry(of: $0.revision).contains(rev) }.map(\.revision).max()
     }
 
-    func assemble(_ db: Database, id: String, rev: Revision, tree: RevisionTree, options: DocumentReadOptions) throws -> JSONObject {
-        guard let row = try Row.fetchOne(db, sql: "SELECT body, attachments, deleted, seq FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description]),
-              let bodyText = try row[0] as String?
-        else { throw DocumentError.missing }
-        var doc: JSONObject = ["_id": .string(id), "_rev": .string(rev.description)]
-        if try row[2] as Bool { doc["_deleted"] = .bool(true) }
+    /// A revision's document from its stored columns: `_id`, `_rev`, the
+    /// body, attachment stubs (or contents when asked) and `_local_seq`.
+    func document(_ db: Database, id: String, rev: String, deleted: Bool, body bodyText: String, attachments attachmentsText: String?,
+                  seq: Int?, options: DocumentReadOptions) throws -> JSONObject {
+        var doc: JSONObject = ["_id": .string(id), "_rev": .string(rev)]
+        if deleted { doc["_deleted"] = .bool(true) }
         for (k, v) in try JSON(parsing: bodyText).objectValue ?? JSONObject() { doc[k] = v }
-        let attachments = DocumentTables.decodeAttachments(try row[1])
+        let attachments = DocumentTables.decodeAttachments(attachmentsText)
         if !attachments.isEmpty {
             var o = JSONObject()
             for (name, a) in attachments.sorted(by: { $0.key < $1.key }) {
@@ -463,6 +521,15 @@ struct DocumentTables: Sendable {
             }
             doc["_attachments"] = .object(o)
         }
+        if options.localSequence, let seq { doc["_local_seq"] = .int(seq) }
+        return doc
+    }
+
+    func assemble(_ db: Database, id: String, rev: Revision, tree: RevisionTree, options: DocumentReadOptions) throws -> JSONObject {
+        guard let row = try Row.fetchOne(db, sql: "SELECT body, attachments, deleted, seq FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description]),
+              let bodyText = try row[0] as String?
+        else { throw DocumentError.missing }
+        var doc = try document(db, id: id, rev: rev.description, deleted: try row[2], body: bodyText, attachments: try row[1], seq: nil, options: options)
         if options.conflicts, rev == tree.winner?.revision {
             let c = tree.conflicts
             if !c.isEmpty { doc["_conflicts"] = .array(c.map { .string($0.description) }) }
@@ -472,12 +539,13 @@ struct DocumentTables: Sendable {
             if !c.isEmpty { doc["_deleted_conflicts"] = .array(c.map { .string($0.description) }) }
         }
         if options.localSequence, let seq = try row[3] as Int? { doc["_local_seq"] = .int(seq) }
+        let limit = options.revs || options.revsInfo ? try meta(db, "revs_limit")?.intValue ?? 1000 : 0
         if options.revs {
-            let path = tree.ancestry(of: rev)
+            let path = tree.ancestry(of: rev).prefix(limit)
             doc["_revisions"] = .object(["start": .int(rev.depth), "ids": .array(path.map { .string($0.hash) })])
         }
         if options.revsInfo {
-            doc["_revs_info"] = .array(tree.ancestry(of: rev).map { r in
+            doc["_revs_info"] = .array(tree.ancestry(of: rev).prefix(limit).map { r in
                 let node = tree[r]!
                 let status = node.deleted ? "deleted" : (node.hasBody ? "available" : "missing")
                 return .object(["rev": .string(r.description), "status": .string(status)])

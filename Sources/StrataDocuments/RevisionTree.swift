@@ -11,13 +11,17 @@ public struct Revision: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// Parses `N-hash`; nil when it is not of that form.
     public init?(_ text: String) {
-        guard let dash = text.firstIndex(of: "-"),
-              let depth = Int(text[..<dash]), depth >= 0,
-              text[..<dash].allSatisfy(\.isASCII),
-              text.index(after: dash) < text.endIndex
-        else { return nil }
+        let utf8 = text.utf8
+        guard let dash = utf8.firstIndex(of: UInt8(ascii: "-")), dash != utf8.startIndex else { return nil }
+        var depth = 0
+        for byte in utf8[..<dash] {
+            guard (0x30...0x39).contains(byte), depth < Int.max / 10 - 9 else { return nil }
+            depth = depth * 10 + Int(byte - 0x30)
+        }
+        let start = utf8.index(after: dash)
+        guard start < utf8.endIndex else { return nil }
         self.depth = depth
-        self.hash = String(text[text.index(after: dash)...])
+        self.hash = String(text[start...])
     }
 
     public var description: String { "\(depth)-\(hash)" }

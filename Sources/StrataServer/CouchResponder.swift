@@ -720,17 +720,28 @@ struct CouchResponder: HTTPResponder {
         }
         let docID = rest.count > 1 ? rest[1...].joined(separator: "/") : nil
         if let docID, docID.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
-        let key = (r.segments.first ?? "") + "\u{0}" + (docID ?? UUID().uuidString)
-        return try await server.updateSerializer.run(key) {
-            // A write made meanwhile by someone else is a conflict: run the
-            // function again on the new revision.
-            for _ in 0..<10 {
-                let current: JSONObject? = try await offload {
-                    guard let docID else { return nil }
-                    do { return try db.document(id: docID) } catch let error as DocumentError where error.kind == .notFound { return nil }
-                }
-                let request = try await updateRequest(db, r, docID: docID)
-                let answer = try await queryServers.call(design, ["updates", function], [current.map(JSON.object) ?? .null, request])
+        let name = r.segments.first ?? ""
+        let request = try await updateRequest(db, r, docID: docID)
+        // What validation needs, found before the call waits its turn.
+        let registry = server.registry
+        let loaded = try await { () async throws -> [JSONObject] in
+            if let known = registry.validators(name) { return known }
+            return try await offload { try registry.loadValidators(name) }
+        }()
+        let validators = loaded.filter { db.designFunctions(String(($0["_id"]?.stringValue ?? "").dropFirst("_design/".count)))?.validate == nil }
+        let context = userContext(r)
+        let security = request["secObj"] ?? .object([:])
+        let isDatabaseAdmin = r.security.isAdmin(r.user)
+        let call = UpdateCall(request: request)
+        // Calls on one document wait their turn and are run in batches: one
+        // query-server exchange each, one transaction and one commit for the
+        // batch, each call answered with its own revision.
+        // One batch runs one function on one document for one user (the
+        // first call's closure runs them all).
+        let key = [name, ddoc, function, docID ?? UUID().uuidString, context.text, String(isDatabaseAdmin)].joined(separator: "\u{0}")
+        let outcome = try await server.updateBatcher.submit(key, call) { calls in
+            try db.updateInTurn(id: docID, count: calls.count, userContext: context) { index, current -> (document: JSONObject?, result: JSON) in
+                let answer = try queryServers.callBlocking(design, ["updates", function], [current.map(JSON.object) ?? .null, calls[index].request])
                 if let refusal = answer.objectValue {
                     if let message = refusal["forbidden"]?.stringValue { throw DocumentError(.forbidden, message) }
                     if let message = refusal["unauthorized"]?.stringValue { throw DocumentError(.unauthorized, message) }
@@ -738,25 +749,30 @@ struct CouchResponder: HTTPResponder {
                 guard let parts = answer.arrayValue, parts.count == 3, parts[0] == .string("up") else {
                     throw FunctionError(status: 500, error: "render_error", reason: "the update function's answer is not [doc, response]")
                 }
-                var headers: HTTPFields = [:]
-                var status = 200
-                if var doc = parts[1].objectValue {
-                    if doc["_id"] == nil { doc["_id"] = .string(docID ?? UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()) }
-                    if doc["_id"]?.stringValue?.hasPrefix("_design/") == true { try checkDatabaseAdmin(r) }
-                    let written: DocumentWriteResult
-                    do {
-                        written = try await put(db, doc, newEdits: true, r)
-                    } catch let error as DocumentError where error.kind == .conflict {
-                        continue
+                guard var doc = parts[1].objectValue else { return (nil, parts[2]) }
+                if doc["_id"] == nil { doc["_id"] = .string(docID ?? UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()) }
+                let id = doc["_id"]?.stringValue ?? ""
+                if id.hasPrefix("_design/"), !isDatabaseAdmin { throw DocumentError(.unauthorized, "You are not a db or server admin.") }
+                if !id.hasPrefix("_design/"), !id.hasPrefix("_local/") {
+                    let old: JSON = id == docID ? current.map(JSON.object) ?? .null : .null
+                    for validator in validators {
+                        let verdict = try queryServers.callBlocking(validator, ["validate_doc_update"], [.object(doc), old, context, security])
+                        if let refusal = verdict.objectValue {
+                            if let message = refusal["forbidden"] { throw DocumentError(.forbidden, message.stringValue ?? message.text) }
+                            if let message = refusal["unauthorized"] { throw DocumentError(.unauthorized, message.stringValue ?? message.text) }
+                        }
                     }
-                    headers[HTTPField.Name("X-Couch-Id")!] = written.id
-                    headers[HTTPField.Name("X-Couch-Update-NewRev")!] = written.rev
-                    status = 201
                 }
-                return try updateResponse(parts[2], status: status, headers: headers)
+                return (doc, parts[2])
             }
-            throw DocumentError.conflict
         }
+        var headers: HTTPFields = [:]
+        if let written = outcome.written {
+            if written.id.hasPrefix("_design/") { registry.forgetValidators(name) }
+            headers[HTTPField.Name("X-Couch-Id")!] = written.id
+            headers[HTTPField.Name("X-Couch-Update-NewRev")!] = written.rev
+        }
+        return try updateResponse(outcome.result, status: outcome.written == nil ? 200 : 201, headers: headers)
     }
 
     /// An update handler registered in Swift: run in one write transaction

@@ -225,45 +225,59 @@ final class QueryProcess: @unchecked Sendable {
     }
 }
 
-/// Serializes work per key (one document's update-handler calls): callers
-/// with the same key run one after the other, others in parallel.
-final class KeyedSerializer: @unchecked Sendable {
-    // @unchecked: `waiting` is only touched under `lock`.
+/// One update-handler call waiting its turn: CouchDB's request object.
+struct UpdateCall: Sendable {
+    var request: JSON
+}
+
+/// Runs update-handler calls on one document in batches: calls that arrive
+/// while a batch runs wait, then run together in the next one (one
+/// transaction, one commit), in the order they came.
+final class UpdateBatcher: @unchecked Sendable {
+    // @unchecked: `queues` is only touched under `lock`.
+    typealias Outcome = (written: DocumentWriteResult?, result: JSON)
+    typealias Run = @Sendable ([UpdateCall]) throws -> [Result<Outcome, any Error>]
+    private typealias Waiter = (call: UpdateCall, run: Run, continuation: CheckedContinuation<Outcome, any Error>)
     private let lock = NSLock()
-    private var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
+    private var queues: [String: [Waiter]] = [:]
+    /// The most calls one batch takes.
+    let batchLimit = 256
 
-    func run<T: Sendable>(_ key: String, _ body: () async throws -> T) async throws -> T {
-        await acquire(key)
-        defer { release(key) }
-        return try await body()
-    }
-
-    private func acquire(_ key: String) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let runNow = lock.withLock { () -> Bool in
-                if var queue = waiting[key] {
-                    queue.append(continuation)
-                    waiting[key] = queue
+    func submit(_ key: String, _ call: UpdateCall, run: @escaping Run) async throws -> Outcome {
+        try await withCheckedThrowingContinuation { continuation in
+            let start = lock.withLock { () -> Bool in
+                if queues[key] != nil {
+                    queues[key]!.append((call, run, continuation))
                     return false
                 }
-                waiting[key] = []
+                queues[key] = [(call, run, continuation)]
                 return true
             }
-            if runNow { continuation.resume() }
+            if start { DispatchQueue.global().async { self.drain(key) } }
         }
     }
 
-    private func release(_ key: String) {
-        let next = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            guard var queue = waiting[key] else { return nil }
-            if queue.isEmpty {
-                waiting[key] = nil
-                return nil
+    private func drain(_ key: String) {
+        while true {
+            let batch = lock.withLock { () -> [Waiter] in
+                let waiting = queues[key] ?? []
+                if waiting.isEmpty {
+                    queues[key] = nil
+                    return []
+                }
+                let batch = Array(waiting.prefix(batchLimit))
+                queues[key] = Array(waiting.dropFirst(batch.count))
+                return batch
             }
-            let first = queue.removeFirst()
-            waiting[key] = queue
-            return first
+            if batch.isEmpty { return }
+            // The first call's closure runs the batch (same database,
+            // function and document for all).
+            do {
+                let results = try batch[0].run(batch.map(\.call))
+                for (waiter, result) in zip(batch, results) { waiter.continuation.resume(with: result) }
+            } catch {
+                for waiter in batch { waiter.continuation.resume(throwing: error) }
+            }
         }
-        next?.resume()
     }
 }

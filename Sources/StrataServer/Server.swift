@@ -23,8 +23,8 @@ public final class CouchServer: Sendable {
     /// The JavaScript processes for design-document functions; nil when the
     /// server was given no query-server command.
     let queryServers: QueryServers?
-    /// Update-handler calls on one document run one after the other.
-    let updateSerializer = KeyedSerializer()
+    /// Update-handler calls on one document run one after the other, in batches.
+    let updateBatcher = UpdateBatcher()
 
     /// The rounds of PBKDF2 CouchDB 3.4 uses for new passwords.
     public static let defaultPasswordIterations = 600_000

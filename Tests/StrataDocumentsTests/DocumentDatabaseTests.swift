@@ -171,6 +171,43 @@ func obj(_ text: String) throws -> JSONObject {
         #expect(doc["n"] == .int(6))
     }
 
+    /// Edits of a document's only leaf skip the tree (and stem every 64
+    /// revisions); they must give the same revisions and the same history
+    /// as the full write path (a file whose leaf counts are unknown takes it).
+    @Test func editingTheOnlyLeafMatchesTheFullWritePath() throws {
+        let path = try makeTemporaryPath()
+        var histories: [[JSON]] = []
+        for fullPath in [false, true] {
+            let queue = try DatabaseQueue(path: fullPath ? path : try makeTemporaryPath())
+            let db = try DocumentDatabase(queue, name: "docs")
+            try db.setRevisionsLimit(4)
+            var rev = try db.put(obj(#"{"_id":"s","n":0}"#)).rev
+            for n in 1...69 {
+                if fullPath { try queue.write { try $0.execute(sql: #"UPDATE "docs_docs" SET leaves = NULL"#) } }
+                rev = try db.put(obj(#"{"_id":"s","_rev":"\#(rev)","n":\#(n)}"#)).rev
+            }
+            let doc = try db.document(id: "s", options: DocumentReadOptions(revs: true, revsInfo: true))
+            histories.append([.string(rev), doc["_revisions"] ?? .null, doc["_revs_info"] ?? .null, doc["n"] ?? .null])
+            let roots = try queue.read { try Int.fetchOne($0, sql: #"SELECT count(*) FROM "docs_revs" WHERE doc = 's' AND parent IS NULL"#) }
+            #expect(roots == 1)
+            // Stemmed at revision 64 to 61...64 on the short path, then five more; at each write on the full one.
+            #expect(try queue.read { try Int.fetchOne($0, sql: #"SELECT count(*) FROM "docs_revs" WHERE doc = 's'"#) } == (fullPath ? 4 : 10))
+        }
+        #expect(histories[0] == histories[1])
+        #expect(histories[0][1]["start"] == .int(70))
+        #expect(histories[0][1]["ids"]?.arrayValue?.count == 4)
+        // A conflict makes two leaves: writes take the full path, and both leaves stay.
+        let db = try makeDocuments()
+        let first = try db.put(obj(#"{"_id":"c","n":1}"#)).rev
+        try db.put(obj(#"{"_id":"c","_rev":"1-ffffffffffffffffffffffffffffffff","n":2}"#), newEdits: false)
+        let winner = try db.document(id: "c", options: DocumentReadOptions(conflicts: true))
+        let edited = try db.put(obj(#"{"_id":"c","_rev":"\#(winner["_rev"]!.stringValue!)","n":3}"#)).rev
+        let after = try db.document(id: "c", options: DocumentReadOptions(conflicts: true))
+        #expect(after["_rev"] == .string(edited))
+        #expect(after["_conflicts"]?.arrayValue?.count == 1)
+        #expect([first, "1-ffffffffffffffffffffffffffffffff"].contains(after["_conflicts"]?.arrayValue?.first?.stringValue ?? ""))
+    }
+
     @Test func localDocumentsHaveNoHistoryAndLastWriteWins() throws {
         let db = try makeDocuments()
         #expect(try db.putLocal(obj(#"{"_id":"_local/ck","last_seq":"1"}"#)).rev == "0-1")
