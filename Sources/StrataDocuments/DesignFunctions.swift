@@ -167,20 +167,20 @@ extension DocumentDatabase {
     ///
     /// Registered Swift validation functions see each write with
     /// `userContext`. `call` runs while the transaction is open: keep it short.
-    public func updateInTurn<R>(id: String?, count: Int, userContext: JSON? = nil,
-                                _ call: (_ index: Int, _ current: JSONObject?) throws -> (document: JSONObject?, result: R)) throws
-        -> [Result<(written: DocumentWriteResult?, result: R), any Error>] {
+    public func updateInTurn(id: String?, count: Int, userContext: JSON? = nil,
+                             _ call: (_ index: Int, _ current: JSONObject?) throws -> (document: JSONObject?, result: JSON)) throws
+        -> [Result<(written: DocumentWriteResult?, result: JSON), any Error>] {
         let tables = self.tables
         let validation = nativeValidation(userContext)
         return try writer.write { db in
-            var results: [Result<(written: DocumentWriteResult?, result: R), any Error>] = []
+            var results: [Result<(written: DocumentWriteResult?, result: JSON), any Error>] = []
             results.reserveCapacity(count)
             // The document as the previous call saved it, so the next call
             // needs no read (nil: read it).
             var carried: JSONObject?
             for index in 0..<count {
                 do {
-                    let outcome = try db.savepoint { () -> (written: DocumentWriteResult?, result: R) in
+                    let outcome = try db.savepoint { () -> (written: DocumentWriteResult?, result: JSON) in
                         var current: JSONObject?
                         if let id {
                             if let carried {

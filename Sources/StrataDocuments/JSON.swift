@@ -379,7 +379,33 @@ struct JSONParser {
 
     mutating func parseString() throws -> String {
         i += 1
+        // Most strings have no escape: find the closing quote and make the
+        // string from the bytes as they are.
+        var j = i
+        var ascii = true
+        let plain: Bool = bytes.withUnsafeBufferPointer { buffer in
+            while j < buffer.count {
+                let c = buffer[j]
+                if c == UInt8(ascii: "\"") { return true }
+                if c == UInt8(ascii: "\\") || c < 0x20 { return false }
+                if c >= 0x80 { ascii = false }
+                j += 1
+            }
+            return false
+        }
+        if plain {
+            let text: String
+            if ascii {
+                text = String(decoding: bytes[i..<j], as: UTF8.self)
+            } else {
+                guard let valid = String(validating: bytes[i..<j], as: UTF8.self) else { throw fail("a string is not valid UTF-8") }
+                text = valid
+            }
+            i = j + 1
+            return text
+        }
         var out: [UInt8] = []
+        out.reserveCapacity(j - i + 16)
         var start = i
         while true {
             guard i < bytes.count else { throw fail("unterminated string") }
