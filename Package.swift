@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "StrataDocuments", targets: ["StrataDocuments"]),
         .library(name: "StrataServer", targets: ["StrataServer"]),
+        .library(name: "StrataSync", targets: ["StrataSync"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
         .executable(name: "ipgeo", targets: ["ipgeo"]),
         .executable(name: "activity", targets: ["activity"]),
@@ -76,11 +77,15 @@ let package = Package(
                 .product(name: "CompressNIO", package: "compress-nio"),
             ]
         ),
+        // A client for CouchDB-protocol servers and the replicator, over
+        // Foundation's URLSession: depends on the documents store only.
+        .target(name: "StrataSync", dependencies: ["StrataDocuments"]),
         .executableTarget(
             name: "StrataCLI",
             dependencies: [
                 "Strata",
                 "StrataServer",
+                "StrataSync",
                 "StrataJavaScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -111,7 +116,7 @@ let package = Package(
         .testTarget(
             name: "StrataDocumentsTests",
             dependencies: [
-                "StrataDocuments", "StrataServer", "StrataTestHelpers",
+                "StrataDocuments", "StrataServer", "StrataSync", "StrataTestHelpers",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -9,7 +9,7 @@ struct StrataCommand: AsyncParsableCommand {
         commandName: "strata",
         abstract: "Keep and query application data in SQLite.",
         version: "0.1.0",
-        subcommands: [DemoCommand.self, SQLCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self, ServeCommand.self, QueryServerCommand.self]
+        subcommands: [DemoCommand.self, SQLCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self, ServeCommand.self, ReplicateCommand.self, QueryServerCommand.self]
     )
 }
 

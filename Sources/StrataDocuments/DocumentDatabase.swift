@@ -288,6 +288,11 @@ public final class DocumentDatabase: Sendable {
 public struct DocumentWriteResult: Sendable, Equatable {
     public var id: String
     public var rev: String
+
+    public init(id: String, rev: String) {
+        self.id = id
+        self.rev = rev
+    }
 }
 
 /// An attachment's bytes and what is known of them.
@@ -296,6 +301,13 @@ public struct Attachment: Sendable, Equatable {
     public var data: Data
     public var digest: String
     public var revpos: Int
+
+    public init(contentType: String, data: Data, digest: String, revpos: Int) {
+        self.contentType = contentType
+        self.data = data
+        self.digest = digest
+        self.revpos = revpos
+    }
 }
 
 /// One answer of `open_revs`: the revision's document, or the revision that
@@ -370,6 +382,12 @@ public struct AllDocumentsResult: Sendable, Equatable {
     /// Nil when keys were given (CouchDB answers `null`).
     public var offset: Int?
     public var rows: [JSON]
+
+    public init(totalRows: Int, offset: Int?, rows: [JSON]) {
+        self.totalRows = totalRows
+        self.offset = offset
+        self.rows = rows
+    }
 }
 
 /// Options of the changes feed.

@@ -425,6 +425,16 @@ public struct FindResult: Sendable {
     /// The SELECTs that ran, in turn: one, or one per range of the index
     /// when a comparison spans CouchDB's type ranks.
     public var statements: [String]
+
+    public init(docs: [JSONObject], bookmark: String, warning: String? = nil, executionStats: JSON? = nil,
+                index: MangoIndex? = nil, statements: [String] = []) {
+        self.docs = docs
+        self.bookmark = bookmark
+        self.warning = warning
+        self.executionStats = executionStats
+        self.index = index
+        self.statements = statements
+    }
 }
 
 extension DocumentTables {

@@ -133,6 +133,13 @@ public struct ViewResult: Sendable, Equatable {
     /// The sequence the index was up to date with, when asked.
     public var updateSequence: Int?
 
+    public init(totalRows: Int?, offset: Int?, rows: [JSON], updateSequence: Int? = nil) {
+        self.totalRows = totalRows
+        self.offset = offset
+        self.rows = rows
+        self.updateSequence = updateSequence
+    }
+
     /// CouchDB's JSON for the answer.
     public var json: JSON {
         var o = JSONObject()

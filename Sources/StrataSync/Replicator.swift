@@ -1,0 +1,295 @@
+import Foundation
+import StrataDocuments
+
+/// How a replication runs.
+public struct ReplicationOptions: Sendable {
+    /// Keep running after catching up, carrying each new change as the
+    /// source reports it (longpoll), until the task is cancelled.
+    public var continuous = false
+    /// Create the target database when it does not exist (a server's; a
+    /// local store always exists).
+    public var createTarget = false
+    /// Only some documents.
+    public var filter: ReplicationFilter?
+    /// Changes read per batch; each batch is written and checkpointed
+    /// before the next (PouchDB reads 100, CouchDB 500).
+    public var batchSize = 500
+    /// How long a continuous replication's longpoll waits before asking
+    /// again (PouchDB's live sync: 10 s).
+    public var heartbeat: Duration = .seconds(10)
+    /// Attempts of a request that failed for a transient reason (no answer,
+    /// 5xx, 429) before the replication gives up. 401 and 403 are never
+    /// retried.
+    public var retries = 10
+    /// The first wait between attempts; it doubles up to ``maximumBackoff``.
+    public var initialBackoff: Duration = .milliseconds(200)
+    public var maximumBackoff: Duration = .seconds(10)
+
+    public init(continuous: Bool = false, createTarget: Bool = false, filter: ReplicationFilter? = nil, batchSize: Int = 500) {
+        self.continuous = continuous
+        self.createTarget = createTarget
+        self.filter = filter
+        self.batchSize = batchSize
+    }
+}
+
+/// Where a replication is: CouchDB's counters.
+public struct ReplicationProgress: Sendable, Equatable {
+    /// Document revisions read from the source.
+    public var documentsRead = 0
+    /// Document revisions written to the target.
+    public var documentsWritten = 0
+    /// Revisions the target refused (a `validate_doc_update`, a permission).
+    public var documentWriteFailures = 0
+    /// Revisions asked about with `_revs_diff`.
+    public var revisionsChecked = 0
+    /// Of those, the ones the target lacked.
+    public var revisionsMissing = 0
+    /// Changes still waiting at the source after the last batch, when it says.
+    public var pending: Int?
+    /// The source sequence everything up to which is on the target.
+    public var lastSequence: JSON = .int(0)
+    /// True once a continuous replication has caught up (and after a one-shot one ends).
+    public var caughtUp = false
+
+    public init() {}
+}
+
+/// Why a replication stopped.
+public struct ReplicationError: Error, CustomStringConvertible, Sendable {
+    /// What failed, in words.
+    public var reason: String
+    /// The server's refusal or the network failure underneath.
+    public var underlying: RemoteError?
+    public var description: String { reason }
+}
+
+/// Copies every document revision one database has and another lacks,
+/// as CouchDB's and PouchDB's replicators do: the source's changes, then
+/// `_revs_diff` on the target, then the missing revisions with their
+/// history (`_bulk_get`, or `open_revs` where the source has no
+/// `_bulk_get`), written with `new_edits=false` so that both sides end
+/// with the same revision trees: the same winner, conflicts kept,
+/// deletions carried. A checkpoint in a `_local` document on both sides
+/// lets the next run resume where this one stopped.
+///
+/// ```swift
+/// let device = try DocumentDatabase(path: "votes.sqlite")
+/// let server = try CouchClient(url: URL(string: "http://127.0.0.1:5984")!,
+///                              authentication: .basic(name: "admin", password: "secret"))
+/// let push = Replicator(source: .local(device), target: .remote(server.database("voting")))
+/// let progress = try await push.run()
+/// print(progress.documentsWritten)
+/// ```
+///
+/// Runs on the task that calls ``run(progress:)``: cancel the task to stop
+/// it (a continuous replication runs until then). Local SQLite work runs
+/// on its own threads, and the local store is a WAL pool, so its readers
+/// never wait for a replication.
+public struct Replicator: Sendable {
+    public let source: ReplicationEndpoint
+    public let target: ReplicationEndpoint
+    public let options: ReplicationOptions
+
+    public init(source: ReplicationEndpoint, target: ReplicationEndpoint, options: ReplicationOptions = ReplicationOptions()) {
+        self.source = source
+        self.target = target
+        self.options = options
+    }
+
+    /// Replicates; `progress` is called after each batch. A one-shot
+    /// replication returns when the target has everything the source had
+    /// when it started; a continuous one throws `CancellationError` when
+    /// its task is cancelled.
+    @discardableResult
+    public func run(progress report: (@Sendable (ReplicationProgress) -> Void)? = nil) async throws -> ReplicationProgress {
+        let source = self.source.peer
+        let target = self.target.peer
+        if try await !attempt("open the target", { try await target.exists() }) {
+            guard options.createTarget else {
+                throw ReplicationError(reason: "the target \(self.target.label) does not exist (create it, or ask for it to be created: createTarget, --create-target)",
+                                       underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(self.target.label)"))
+            }
+            try await attempt("create the target") { try await target.create() }
+        }
+        guard try await attempt("open the source", { try await source.exists() }) else {
+            throw ReplicationError(reason: "the source \(self.source.label) does not exist",
+                                   underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(self.source.label)"))
+        }
+        let replicationID = try await self.replicationID(source, target)
+        let checkpoints = try await attempt("read the checkpoints") {
+            (try await source.checkpoint(replicationID), try await target.checkpoint(replicationID))
+        }
+        var progress = ReplicationProgress()
+        progress.lastSequence = Self.startSequence(source: checkpoints.0, target: checkpoints.1)
+        let session = UUID().uuidString.lowercased()
+        let started = Date()
+        let startSequence = progress.lastSequence
+        var history = checkpoints.0?["history"]?.arrayValue ?? []
+
+        func saveCheckpoints() async throws {
+            try await attempt("commit the target") { try await target.ensureFullCommit() }
+            var entry: JSONObject = [
+                "session_id": .string(session),
+                "start_time": .string(Self.httpDate(started)),
+                "end_time": .string(Self.httpDate(Date())),
+                "start_last_seq": startSequence,
+                "end_last_seq": progress.lastSequence,
+                "recorded_seq": progress.lastSequence,
+                "missing_checked": .int(progress.revisionsChecked),
+                "missing_found": .int(progress.revisionsMissing),
+                "docs_read": .int(progress.documentsRead),
+                "docs_written": .int(progress.documentsWritten),
+                "doc_write_failures": .int(progress.documentWriteFailures),
+            ]
+            entry["session_id"] = .string(session)
+            if history.first?["session_id"]?.stringValue == session { history.removeFirst() }
+            history.insert(.object(entry), at: 0)
+            if history.count > 50 { history.removeLast(history.count - 50) }
+            let checkpoint: JSONObject = [
+                "session_id": .string(session),
+                "source_last_seq": progress.lastSequence,
+                "replication_id_version": .int(1),
+                "replicator": .string("strata"),
+                "history": .array(history),
+            ]
+            // The target first: a checkpoint the source holds and the target
+            // lacks only makes the next run start over, never skip.
+            try await attempt("save the target's checkpoint") { try await target.saveCheckpoint(replicationID, checkpoint) }
+            do {
+                try await attempt("save the source's checkpoint") { try await source.saveCheckpoint(replicationID, checkpoint) }
+            } catch let error as ReplicationError where [401, 403].contains(error.underlying?.status ?? 0) {
+                // A source we may only read (PouchDB goes on the same way):
+                // the next run starts from the target's checkpoint alone.
+            }
+        }
+
+        while true {
+            try Task.checkCancellation()
+            var page = try await attempt("read the source's changes") {
+                try await source.changes(since: progress.lastSequence, limit: options.batchSize, filter: options.filter, wait: nil)
+            }
+            if page.results.isEmpty {
+                progress.pending = 0
+                progress.caughtUp = true
+                if !options.continuous {
+                    if progress.lastSequence != page.lastSeq {
+                        progress.lastSequence = page.lastSeq
+                        try await saveCheckpoints()
+                    }
+                    report?(progress)
+                    return progress
+                }
+                report?(progress)
+                page = try await attempt("wait for the source's changes") {
+                    try await source.changes(since: progress.lastSequence, limit: options.batchSize, filter: options.filter, wait: options.heartbeat)
+                }
+                if page.results.isEmpty { continue }
+            }
+            try await carry(page, from: source, to: target, progress: &progress)
+            progress.lastSequence = page.lastSeq
+            progress.pending = page.pending
+            progress.caughtUp = page.pending == 0
+            try await saveCheckpoints()
+            report?(progress)
+        }
+    }
+
+    /// One page of changes: asks the target what it lacks, reads that from
+    /// the source and writes it.
+    private func carry(_ page: RemoteChangesResult, from source: any ReplicationPeer, to target: any ReplicationPeer,
+                       progress: inout ReplicationProgress) async throws {
+        var asked: [String: [String]] = [:]
+        for change in page.results { asked[change.id, default: []].append(contentsOf: change.changes) }
+        progress.revisionsChecked += asked.values.reduce(0) { $0 + $1.count }
+        let missing = try await attempt("ask the target which revisions it lacks (_revs_diff)") { try await target.missingRevisions(asked) }
+        let count = missing.values.reduce(0) { $0 + $1.count }
+        progress.revisionsMissing += count
+        guard count > 0 else { return }
+        let documents = try await attempt("read the missing revisions from the source") { try await source.revisions(missing) }
+        progress.documentsRead += documents.count
+        let failures = try await attempt("write to the target") { try await target.write(documents) }
+        progress.documentWriteFailures += failures.count
+        progress.documentsWritten += documents.count - failures.count
+    }
+
+    /// Runs a step, retrying transient failures with backoff; a refusal
+    /// (401, 403, other 4xx) ends the replication at once.
+    private func attempt<T>(_ step: String, _ work: () async throws -> T) async throws -> T {
+        var wait = options.initialBackoff
+        var failures = 0
+        while true {
+            do {
+                return try await work()
+            } catch let error as RemoteError {
+                failures += 1
+                guard error.isTransient, failures <= options.retries else {
+                    let advice = error.status == 401 ? " (check the user and password)" : error.status == 403 ? " (the user lacks the rights)" : ""
+                    throw ReplicationError(reason: "could not \(step): \(error)\(advice)", underlying: error)
+                }
+                try await Task.sleep(for: wait)
+                wait = min(wait * 2, options.maximumBackoff)
+            } catch let error as DocumentError {
+                throw ReplicationError(reason: "could not \(step): \(error)", underlying: RemoteError(status: error.status, error: error.error, reason: error.reason))
+            }
+        }
+    }
+
+    /// The same two databases with the same filter always get the same id,
+    /// so a later run finds the checkpoints.
+    private func replicationID(_ source: any ReplicationPeer, _ target: any ReplicationPeer) async throws -> String {
+        let sourceName = try await attempt("read the source's identity") { try await source.identity() }
+        let targetName = try await attempt("read the target's identity") { try await target.identity() }
+        let key = ["strata-replication-1", sourceName, targetName, options.filter?.label ?? ""].joined(separator: "\n")
+        return MD5.hex(Array(key.utf8))
+    }
+
+    /// Where to start, from the two checkpoints: the last sequence both
+    /// recorded in the same session, as CouchDB compares histories.
+    static func startSequence(source: JSONObject?, target: JSONObject?) -> JSON {
+        guard let source, let target else { return .int(0) }
+        if let session = source["session_id"], session == target["session_id"], let seq = source["source_last_seq"] {
+            return seq
+        }
+        let targetSessions = Set((target["history"]?.arrayValue ?? []).compactMap { $0["session_id"]?.stringValue })
+        for entry in source["history"]?.arrayValue ?? [] {
+            if let session = entry["session_id"]?.stringValue, targetSessions.contains(session), let seq = entry["recorded_seq"] {
+                return seq
+            }
+        }
+        return .int(0)
+    }
+
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}
+
+extension Replicator {
+    /// Both directions at once, as PouchDB's `sync`: `a` to `b` and `b` to
+    /// `a`, each with its own checkpoints. Returns the two progresses
+    /// (push, pull) when both end; the first failure cancels the other.
+    @discardableResult
+    public static func sync(_ a: ReplicationEndpoint, _ b: ReplicationEndpoint, options: ReplicationOptions = ReplicationOptions(),
+                            progress: (@Sendable (_ push: Bool, ReplicationProgress) -> Void)? = nil) async throws -> (push: ReplicationProgress, pull: ReplicationProgress) {
+        var pullOptions = options
+        pullOptions.createTarget = false
+        let push = Replicator(source: a, target: b, options: options)
+        let pull = Replicator(source: b, target: a, options: pullOptions)
+        // The push first creates the target when asked; then both run together.
+        if options.createTarget, case .remote(let remote) = b {
+            try await remote.createIfMissing()
+        }
+        return try await withThrowingTaskGroup(of: (Bool, ReplicationProgress).self) { group in
+            group.addTask { (true, try await push.run { progress?(true, $0) }) }
+            group.addTask { (false, try await pull.run { progress?(false, $0) }) }
+            var results: [Bool: ReplicationProgress] = [:]
+            for try await (isPush, done) in group { results[isPush] = done }
+            return (results[true]!, results[false]!)
+        }
+    }
+}
