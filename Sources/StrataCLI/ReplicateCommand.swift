@@ -42,7 +42,11 @@ struct ReplicateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A query parameter for the filter function, NAME=VALUE (repeatable).")
     var queryParam: [String] = []
 
+    @Option(name: .long, help: "Changes read, written and checkpointed per batch.")
+    var batchSize = 500
+
     func validate() throws {
+        guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
         if [filter != nil, docIds != nil, selector != nil].filter({ $0 }).count > 1 {
             throw ValidationError("give at most one of --filter, --doc-ids and --selector")
         }
@@ -53,7 +57,7 @@ struct ReplicateCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            var options = ReplicationOptions(continuous: continuous, createTarget: createTarget)
+            var options = ReplicationOptions(continuous: continuous, createTarget: createTarget, batchSize: batchSize)
             if let filter {
                 var parameters: [String: String] = [:]
                 for pair in queryParam {

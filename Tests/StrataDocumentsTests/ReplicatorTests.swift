@@ -1,0 +1,328 @@
+import Foundation
+import StrataDocuments
+import StrataSync
+import StrataTestHelpers
+import Testing
+
+/// The replicator between local stores and `strata serve`, both ways,
+/// one-shot and continuous.
+@Suite(.serialized) struct ReplicatorTests {
+    /// A device's database: a WAL file of its own.
+    func device(_ name: String = "device") throws -> DocumentDatabase {
+        try DocumentDatabase(path: makeTemporaryPath("\(name).sqlite"))
+    }
+
+    /// Every document with its full history and conflicts, by id, the way
+    /// two sides are compared after a replication.
+    func state(_ db: DocumentDatabase) throws -> [String: JSON] {
+        var state: [String: JSON] = [:]
+        for change in try db.changes(ChangesOptions(style: .allDocs)).results {
+            let leaves = try db.openRevisions(id: change.id, revisions: nil, options: DocumentReadOptions(revs: true, attachments: true))
+            state[change.id] = .array(leaves.map { if case .ok(let doc) = $0 { .object(doc) } else { .null } }.sorted { $0.text < $1.text })
+        }
+        return state
+    }
+
+    func state(_ db: RemoteDatabase) async throws -> [String: JSON] {
+        var state: [String: JSON] = [:]
+        for change in try await db.changes(RemoteChangesOptions(style: .allDocs)).results {
+            let leaves = try await db.openRevisions(id: change.id, revisions: nil, options: DocumentReadOptions(revs: true, attachments: true))
+            state[change.id] = .array(leaves.map { if case .ok(let doc) = $0 { .object(doc) } else { .null } }.sorted { $0.text < $1.text })
+        }
+        return state
+    }
+
+    @Test func aDeviceToTheServerAndBackToAnother() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let remote = try server.client().database("notes")
+        let phone = try device("phone")
+        for i in 0..<120 { try phone.put(["_id": .string(String(format: "note%03d", i)), "n": .int(i)]) }
+        let edited = try phone.put(["_id": "note000", "_rev": .string(try phone.document(id: "note000")["_rev"]!.stringValue!), "n": 1000])
+        let withPicture = try phone.putAttachment(id: "note001", name: "picture.png", rev: try phone.document(id: "note001")["_rev"]!.stringValue!,
+                                                  contentType: "image/png", data: Data([0x89, 0x50, 0x4E, 0x47, 0, 255]))
+        try phone.delete(id: "note002", rev: try phone.document(id: "note002")["_rev"]!.stringValue!)
+        try phone.putLocal(["_id": "_local/settings", "theme": "dark"])
+
+        // Push, creating the server's database, in batches of 50.
+        var options = ReplicationOptions(createTarget: true, batchSize: 50)
+        let batches = ValueLog<ReplicationProgress>()
+        let pushed = try await Replicator(source: .local(phone), target: .remote(remote), options: options).run { batches.append($0) }
+        #expect(pushed.documentsWritten == 120 && pushed.documentWriteFailures == 0 && pushed.caughtUp)
+        #expect(batches.values.count >= 3)
+        #expect(try await state(remote) == state(phone))
+        #expect(try await remote.document(id: "note000")["_rev"] == .string(edited.rev))
+        #expect(try await remote.attachment(id: "note001", name: "picture.png").data == Data([0x89, 0x50, 0x4E, 0x47, 0, 255]))
+        #expect(try await remote.document(id: "note001")["_rev"] == .string(withPicture.rev))
+        // _local documents stay where they are.
+        #expect(try await remote.localDocument(id: "settings") == nil)
+
+        // Pull into a second device.
+        options.createTarget = false
+        let tablet = try device("tablet")
+        let pulled = try await Replicator(source: .remote(remote), target: .local(tablet), options: options).run()
+        #expect(pulled.documentsWritten == 120)
+        #expect(try state(tablet) == state(phone))
+        #expect(throws: DocumentError.deleted) { try tablet.document(id: "note002") }
+
+        // Again: the checkpoints say everything is there; nothing is read.
+        let again = try await Replicator(source: .local(phone), target: .remote(remote), options: options).run()
+        #expect(again.revisionsChecked == 0 && again.documentsWritten == 0)
+        // One more change: only it travels.
+        try phone.put(["_id": "new", "n": 1])
+        let one = try await Replicator(source: .local(phone), target: .remote(remote), options: options).run()
+        #expect(one.revisionsChecked == 1 && one.documentsWritten == 1)
+    }
+
+    @Test func serverToServerOneShotAndContinuous() async throws {
+        let first = try await RunningServer.start()
+        defer { first.stop() }
+        let second = try await RunningServer.start()
+        defer { second.stop() }
+        let source = try first.client().database("voting")
+        let target = try second.client().database("voting")
+        try await source.create()
+        try await source.put(try JSON(parsing: UpdateHandlerTests.votingDesign).objectValue!)
+        _ = try await source.bulkPut((0..<300).map { ["_id": .string("v\($0)"), "answer": .int($0 % 3)] })
+        let once = try await Replicator(source: .remote(source), target: .remote(target), options: ReplicationOptions(createTarget: true)).run()
+        #expect(once.documentsWritten == 301)
+        #expect(try await state(target) == state(source))
+
+        // Continuous: a write on the first server arrives on the second.
+        let replication = Task {
+            var options = ReplicationOptions(continuous: true)
+            options.heartbeat = .seconds(5)
+            return try await Replicator(source: .remote(source), target: .remote(target), options: options).run()
+        }
+        var question = try JSON(parsing: UpdateHandlerTests.question).objectValue!
+        question["_id"] = "late"
+        let written = try await source.put(question)
+        #expect(try await eventually { (try? await target.document(id: "late"))?["_rev"] == .string(written.rev) })
+        // The seed's update handler, run on the first server; the vote travels.
+        let vote = try await source.update(design: "voting", function: "addvote", id: "late", body: Data(#"{"answer":"0","uid":"d"}"#.utf8))
+        #expect(vote.status == 201)
+        #expect(try await eventually { (try? await target.document(id: "late"))?["_rev"] == vote.newRevision.map(JSON.string) })
+        replication.cancel()
+        await #expect(throws: CancellationError.self) { try await replication.value }
+    }
+
+    @Test func conflictsEndTheSameEverywhere() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let remote = try server.client().database("shared")
+        try await remote.create()
+        try await remote.put(["_id": "list", "items": ["milk"]])
+        let alice = try device("alice")
+        let bob = try device("bob")
+        for device in [alice, bob] { try await Replicator.sync(.local(device), .remote(remote)) }
+        // Both edit the same document offline.
+        let base = try alice.document(id: "list")["_rev"]!
+        try alice.put(["_id": "list", "_rev": base, "items": ["milk", "eggs"]])
+        try bob.put(["_id": "list", "_rev": base, "items": ["milk", "bread"]])
+        try bob.put(["_id": "bob-only", "n": 1])
+        // Each syncs; Alice once more to pick up Bob's edit.
+        try await Replicator.sync(.local(alice), .remote(remote))
+        try await Replicator.sync(.local(bob), .remote(remote))
+        try await Replicator.sync(.local(alice), .remote(remote))
+        let conflicts = DocumentReadOptions(conflicts: true)
+        let onServer = try await remote.document(id: "list", options: conflicts)
+        let onAlice = try alice.document(id: "list", options: conflicts)
+        let onBob = try bob.document(id: "list", options: conflicts)
+        #expect(onServer == onAlice && onAlice == onBob)
+        #expect(onServer["_conflicts"]?.arrayValue?.count == 1)
+        #expect(onServer["_rev"]?.stringValue?.hasPrefix("2-") == true)
+        #expect(try alice.document(id: "bob-only")["n"] == 1)
+        #expect(try await state(remote) == state(alice))
+        #expect(try state(alice) == state(bob))
+
+        // Resolving on one device (deleting the loser) reaches the others.
+        let loser = onAlice["_conflicts"]!.arrayValue![0].stringValue!
+        try alice.delete(id: "list", rev: loser)
+        try await Replicator.sync(.local(alice), .remote(remote))
+        try await Replicator.sync(.local(bob), .remote(remote))
+        #expect(try bob.document(id: "list", options: conflicts)["_conflicts"] == nil)
+        #expect(try state(alice) == state(bob))
+    }
+
+    @Test func filteredReplication() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let remote = try server.client().database("mixed")
+        try await remote.create()
+        _ = try await remote.bulkPut((0..<20).map { ["_id": .string("d\($0)"), "type": .string($0 % 2 == 0 ? "vote" : "question"), "n": .int($0)] })
+        try await remote.put(["_id": "_design/app", "filters": ["votes": "function(doc, req) { return doc.type == req.query.type; }"]])
+
+        let byIDs = try device()
+        try await Replicator(source: .remote(remote), target: .local(byIDs), options: ReplicationOptions(filter: .documentIDs(["d1", "d4"]))).run()
+        #expect(try byIDs.allDocuments().rows.compactMap { $0["id"]?.stringValue } == ["d1", "d4"])
+
+        let bySelector = try device()
+        try await Replicator(source: .remote(remote), target: .local(bySelector),
+                             options: ReplicationOptions(filter: .selector(["n": ["$gte": 17]]))).run()
+        #expect(try bySelector.allDocuments().rows.compactMap { $0["id"]?.stringValue } == ["d17", "d18", "d19"])
+
+        let byFunction = try device()
+        try await Replicator(source: .remote(remote), target: .local(byFunction),
+                             options: ReplicationOptions(filter: .function("app/votes", parameters: ["type": "question"]))).run()
+        #expect(try byFunction.info().documentCount == 10)
+        #expect(try byFunction.find(FindQuery(selector: ["type": "vote"])).docs.isEmpty)
+
+        // A Swift filter registered on a local source.
+        let source = try device()
+        for i in 0..<6 { try source.put(["_id": .string("x\(i)"), "keep": .bool(i < 2)]) }
+        var functions = DesignFunctions()
+        functions.filters["kept"] = { doc, _ in doc["keep"]?.boolValue == true }
+        try source.register(design: "app", functions)
+        let kept = try device()
+        try await Replicator(source: .local(source), target: .local(kept), options: ReplicationOptions(filter: .function("app/kept"))).run()
+        #expect(try kept.allDocuments().rows.compactMap { $0["id"]?.stringValue } == ["x0", "x1"])
+    }
+
+    @Test func refusalsAreCountedOrEndTheReplication() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let remote = try server.client().database("guarded")
+        try await remote.create()
+        try await remote.put(["_id": "_design/guard", "validate_doc_update":
+            "function(newDoc, oldDoc, userCtx) { if (newDoc.bad) throw({forbidden: 'no bad documents'}); }"])
+        let phone = try device()
+        try phone.put(["_id": "good", "n": 1])
+        try phone.put(["_id": "bad", "bad": true])
+        let done = try await Replicator(source: .local(phone), target: .remote(remote)).run()
+        #expect(done.documentWriteFailures == 1 && done.documentsWritten == 1)
+        await #expect(throws: RemoteError.self) { try await remote.document(id: "bad") }
+
+        // A wrong password ends the replication at once, with the reason.
+        let wrong = try server.client(.basic(name: "admin", password: "wrong")).database("guarded")
+        let started = ContinuousClock.now
+        do {
+            try await Replicator(source: .local(phone), target: .remote(wrong)).run()
+            Issue.record("replicated with a wrong password")
+        } catch let error as ReplicationError {
+            #expect(error.underlying?.status == 401)
+            #expect(error.reason.contains("check the user and password"))
+        }
+        // No retries with backoff (those would take seconds).
+        #expect(ContinuousClock.now - started < .seconds(30))
+
+        // A missing target without createTarget.
+        await #expect(throws: ReplicationError.self) {
+            try await Replicator(source: .local(phone), target: .remote(try server.client().database("absent"))).run()
+        }
+    }
+
+    @Test func continuousSyncBothWays() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let remote = try server.client().database("live")
+        try await remote.create()
+        let phone = try device()
+        var options = ReplicationOptions(continuous: true)
+        options.heartbeat = .seconds(2)
+        let sync = Task { try await Replicator.sync(.local(phone), .remote(remote), options: options) }
+        defer { sync.cancel() }
+        let local = try phone.put(["_id": "from-phone"])
+        #expect(try await eventually { (try? await remote.document(id: "from-phone"))?["_rev"] == .string(local.rev) })
+        let fromServer = try await remote.put(["_id": "from-server"])
+        #expect(try await eventually { (try? phone.document(id: "from-server"))?["_rev"] == .string(fromServer.rev) })
+        sync.cancel()
+        await #expect(throws: CancellationError.self) { try await sync.value }
+    }
+
+    /// The seed's flow with 50 devices voting through the update handler at
+    /// once, each with its own client: every vote counted.
+    @Test func fiftyDevicesVoteAtOnce() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let admin = try server.client()
+        let voting = admin.database("voting")
+        try await voting.create()
+        try await voting.put(try JSON(parsing: UpdateHandlerTests.votingDesign).objectValue!)
+        var question = try JSON(parsing: UpdateHandlerTests.question).objectValue!
+        question["_id"] = "q1"
+        try await voting.put(question)
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for device in 0..<50 {
+                group.addTask {
+                    let client = try CouchClient(url: server.base)
+                    let answer = try await client.database("voting").update(design: "voting", function: "addvote", id: "q1",
+                                                                           body: Data(#"{"answer":"\#(device % 2)","uid":"device-\#(device)"}"#.utf8))
+                    return answer.status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 201, count: 50))
+        let stored = try await voting.document(id: "q1")
+        let votes = (stored["answers"]?.arrayValue ?? []).flatMap { $0["votes"]?.arrayValue ?? [] }
+        #expect(votes.count == 50)
+    }
+
+    /// 20 devices vote offline, each into its own database, then all sync at
+    /// once: every vote on the server and on every device.
+    @Test func twentyDevicesVoteOfflineThenSync() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let remote = try server.client().database("voting")
+        try await remote.create()
+        let devices = try (0..<20).map { try device("d\($0)") }
+        for (i, device) in devices.enumerated() {
+            try device.put(["_id": .string("vote:q1:device-\(i)"), "type": "vote", "question": "q1", "answer": .int(i % 2), "device": .string("device-\(i)")])
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for device in devices {
+                group.addTask { try await Replicator.sync(.local(device), .remote(remote)) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await remote.find(FindQuery(selector: ["type": "vote"], limit: 100)).docs.count == 20)
+        // Each device, synced again, has every vote.
+        for device in devices { try await Replicator.sync(.local(device), .remote(remote)) }
+        for device in devices { #expect(try device.find(FindQuery(selector: ["type": "vote"], limit: 100)).docs.count == 20) }
+    }
+
+    /// `strata replicate` killed with SIGKILL mid-way, then run again:
+    /// nothing lost, and what was already checkpointed is not carried again.
+    @Test func aKilledReplicationResumesFromItsCheckpoint() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let remote = try server.client().database("big")
+        try await remote.create()
+        let total = 10_000
+        for start in stride(from: 0, to: total, by: 5000) {
+            _ = try await remote.bulkPut((start..<start + 5000).map { ["_id": .string(String(format: "doc%05d", $0)), "n": .int($0)] })
+        }
+        let path = try makeTemporaryPath("killed.sqlite")
+        let process = Process()
+        process.executableURL = try RunningServer.strataBinary()
+        var sourceURL = URLComponents(url: server.base, resolvingAgainstBaseURL: false)!
+        sourceURL.user = "admin"
+        sourceURL.password = "secret"
+        sourceURL.path = "/big"
+        process.arguments = ["replicate", sourceURL.url!.absoluteString, path, "--batch-size", "100"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Kill it once a few batches are in.
+        var landed = 0
+        let started = await eventually {
+            guard FileManager.default.fileExists(atPath: path), let db = try? DocumentDatabase(path: path) else { return false }
+            landed = (try? db.info().documentCount) ?? 0
+            return landed >= 1000 || !process.isRunning
+        }
+        #expect(started)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "the replication ended before it was killed")
+
+        let target = try DocumentDatabase(path: path)
+        let before = try target.info().documentCount
+        #expect(before >= 1000 && before < total)
+        let resumed = try await Replicator(source: .remote(remote), target: .local(target), options: ReplicationOptions(batchSize: 1000)).run()
+        // Nothing lost, nothing written twice, and the checkpoint skipped most of what was there.
+        #expect(try target.info().documentCount == total)
+        #expect(resumed.documentsWritten == total - before)
+        #expect(resumed.revisionsChecked <= total - before + 100)
+        #expect(try await remote.allDocuments().rows == target.allDocuments().rows)
+    }
+}
