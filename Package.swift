@@ -25,6 +25,7 @@ let package = Package(
         .executable(name: "notes", targets: ["notes"]),
         .executable(name: "movies", targets: ["movies"]),
         .executable(name: "books", targets: ["books"]),
+        .executable(name: "voting", targets: ["voting"]),
     ],
     dependencies: [
         // Only the command-line tool uses it; the library depends on SQLite alone.
@@ -101,6 +102,13 @@ let package = Package(
         example("notes"),
         example("movies"),
         example("books"),
+        // The seed's voting device: a client of `strata serve` (or CouchDB)
+        // that also votes offline into a local store.
+        .executableTarget(
+            name: "voting",
+            dependencies: ["StrataDocuments", "StrataSync", "ExampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/voting"
+        ),
         // A helper the end-to-end tests run as a second process.
         .executableTarget(name: "PoolWriter", dependencies: ["Strata"], path: "Tests/Helpers/PoolWriter"),
         // Helpers both test targets use, written once.
