@@ -107,7 +107,8 @@ let package = Package(
         .executableTarget(
             name: "voting",
             dependencies: ["StrataDocuments", "StrataSync", "ExampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Examples/voting"
+            path: "Examples/voting",
+            exclude: ["flow"]
         ),
         // A helper the end-to-end tests run as a second process.
         .executableTarget(name: "PoolWriter", dependencies: ["Strata"], path: "Tests/Helpers/PoolWriter"),

@@ -137,6 +137,22 @@ public final class DocumentDatabase: Sendable {
         return try writer.read { db in try tables.openRevisions(db, id: id, revisions: revisions, options: options) }
     }
 
+    /// `open_revs` for many documents in one read (`_bulk_get`, a
+    /// replicator's fetch): for each request, its revisions or the error
+    /// that document gave.
+    public func openRevisions(_ requests: [(id: String, revisions: [String]?)], options: DocumentReadOptions = DocumentReadOptions()) throws -> [Result<[OpenRevision], DocumentError>] {
+        let tables = self.tables
+        return try writer.read { db in
+            try requests.map { request in
+                do {
+                    return .success(try tables.openRevisions(db, id: request.id, revisions: request.revisions, options: options))
+                } catch let error as DocumentError {
+                    return .failure(error)
+                }
+            }
+        }
+    }
+
     /// CouchDB's `_revs_diff`: for each id, the revisions this database lacks
     /// and the leaves it has that could be their ancestors.
     public func revisionsDiff(_ request: [String: [String]]) throws -> [String: (missing: [String], possibleAncestors: [String])] {

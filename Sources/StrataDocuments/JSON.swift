@@ -157,9 +157,30 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     public init() { pairs = [] }
 
+    /// An object of these members; a repeated name keeps its first place
+    /// and its last value, as setting it again would.
     public init(_ pairs: [(key: String, value: JSON)]) {
-        self.pairs = []
-        for pair in pairs { self[pair.key] = pair.value }
+        if pairs.count <= 16 {
+            self.pairs = []
+            self.pairs.reserveCapacity(pairs.count)
+            for pair in pairs { self[pair.key] = pair.value }
+            return
+        }
+        // Large objects (a `_revs_diff` of thousands of ids): names found by
+        // hashing, not by a scan per member.
+        var places: [String: Int] = [:]
+        places.reserveCapacity(pairs.count)
+        var members: [(key: String, value: JSON)] = []
+        members.reserveCapacity(pairs.count)
+        for pair in pairs {
+            if let place = places[pair.key] {
+                members[place].value = pair.value
+            } else {
+                places[pair.key] = members.count
+                members.append(pair)
+            }
+        }
+        self.pairs = members
     }
 
     public init(dictionaryLiteral elements: (String, JSON)...) {
@@ -283,12 +304,12 @@ struct JSONParser {
     mutating func parseObject() throws -> JSON {
         try enter()
         i += 1
-        var object = JSONObject()
+        var members: [(key: String, value: JSON)] = []
         skipSpace()
         if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
             i += 1
             depth -= 1
-            return .object(object)
+            return .object(JSONObject())
         }
         while true {
             skipSpace()
@@ -299,7 +320,7 @@ struct JSONParser {
             i += 1
             skipSpace()
             let value = try parseValue()
-            object[key] = value
+            members.append((key, value))
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end of text") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -307,7 +328,7 @@ struct JSONParser {
             throw fail("expected ',' or '}'")
         }
         depth -= 1
-        return .object(object)
+        return .object(JSONObject(members))
     }
 
     mutating func parseArray() throws -> JSON {

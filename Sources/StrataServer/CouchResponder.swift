@@ -945,30 +945,45 @@ struct CouchResponder: HTTPResponder {
         let body = try r.object()
         guard let docs = body["docs"]?.arrayValue else { throw DocumentError(.badRequest, "Missing JSON list of 'docs'.") }
         let options = DocumentReadOptions(revs: r.flag("revs"), attachments: r.flag("attachments"), latest: r.flag("latest"))
-        let results: [JSON] = try await offload {
-            try docs.map { spec -> JSON in
-                guard spec.objectValue != nil else { throw DocumentError(.badRequest, "Document must be a JSON object") }
-                let id = spec["id"]?.stringValue ?? ""
-                let rev = spec["rev"]?.stringValue
-                var answers: [JSON] = []
+        var requests: [(id: String, revisions: [String]?)] = []
+        for spec in docs {
+            guard spec.objectValue != nil else { throw DocumentError(.badRequest, "Document must be a JSON object") }
+            requests.append((spec["id"]?.stringValue ?? "", spec["rev"]?.stringValue.map { [$0] }))
+        }
+        let wanted = requests
+        // Those with a rev in one read; those without (the winner) one by one.
+        let read = try await offload { try db.openRevisions(wanted.filter { $0.revisions != nil }, options: options) }
+        var withRev = read.makeIterator()
+        var results: [JSON] = []
+        results.reserveCapacity(requests.count)
+        for (id, revisions) in requests {
+            var answers: [JSON] = []
+            let rev = revisions?.first
+            let outcome: Result<[OpenRevision], DocumentError>
+            if revisions != nil {
+                outcome = withRev.next()!
+            } else {
+                var o = options
+                o.latest = false
+                let winner = o
                 do {
-                    if let rev {
-                        for result in try db.openRevisions(id: id, revisions: [rev], options: options) {
-                            switch result {
-                            case .ok(let doc): answers.append(.object(["ok": .object(doc)]))
-                            case .missing(let missing): answers.append(.object(["error": .object(["id": .string(id), "rev": .string(missing), "error": .string("not_found"), "reason": .string("missing")])]))
-                            }
-                        }
-                    } else {
-                        var o = options
-                        o.latest = false
-                        answers.append(.object(["ok": .object(try db.document(id: id, options: o))]))
-                    }
+                    outcome = .success([.ok(try await offload { try db.document(id: id, options: winner) })])
                 } catch let e as DocumentError {
-                    answers.append(.object(["error": .object(["id": .string(id), "rev": .string(rev ?? "undefined"), "error": .string(e.error), "reason": .string(e.reason)])]))
+                    outcome = .failure(e)
                 }
-                return .object(["id": .string(id), "docs": .array(answers)])
             }
+            switch outcome {
+            case .success(let revisions):
+                for result in revisions {
+                    switch result {
+                    case .ok(let doc): answers.append(.object(["ok": .object(doc)]))
+                    case .missing(let missing): answers.append(.object(["error": .object(["id": .string(id), "rev": .string(missing), "error": .string("not_found"), "reason": .string("missing")])]))
+                    }
+                }
+            case .failure(let e):
+                answers.append(.object(["error": .object(["id": .string(id), "rev": .string(rev ?? "undefined"), "error": .string(e.error), "reason": .string(e.reason)])]))
+            }
+            results.append(.object(["id": .string(id), "docs": .array(answers)]))
         }
         return HTTPAnswer(status: .ok, json: .object(["results": .array(results)]))
     }
@@ -982,14 +997,14 @@ struct CouchResponder: HTTPResponder {
         }
         let final = request
         let diff = try await offload { try db.revisionsDiff(final) }
-        var out = JSONObject()
+        var out: [(key: String, value: JSON)] = []
         for (id, _) in body {
             guard let d = diff[id] else { continue }
             var o: JSONObject = ["missing": .array(d.missing.map(JSON.string))]
             if !d.possibleAncestors.isEmpty { o["possible_ancestors"] = .array(d.possibleAncestors.map(JSON.string)) }
-            out[id] = .object(o)
+            out.append((id, .object(o)))
         }
-        return HTTPAnswer(status: .ok, json: .object(out))
+        return HTTPAnswer(status: .ok, json: .object(JSONObject(out)))
     }
 
     // MARK: Mango

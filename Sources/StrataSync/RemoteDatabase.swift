@@ -197,8 +197,7 @@ public struct RemoteDatabase: Sendable {
     /// `POST /{db}/_revs_diff`: of the given revisions by id, those this
     /// database lacks, with the leaves they could descend from.
     public func revisionsDiff(_ request: [String: [String]]) async throws -> [String: (missing: [String], possibleAncestors: [String])] {
-        var body = JSONObject()
-        for (id, revs) in request.sorted(by: { $0.key < $1.key }) { body[id] = .array(revs.map(JSON.string)) }
+        let body = JSONObject(request.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSON.array($0.value.map(JSON.string))) })
         let object = try await client.json("POST", [name, "_revs_diff"], body: .object(body))
         var diff: [String: (missing: [String], possibleAncestors: [String])] = [:]
         for (id, entry) in object {

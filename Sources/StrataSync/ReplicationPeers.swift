@@ -226,10 +226,10 @@ struct LocalPeer: ReplicationPeer {
     func revisions(_ wanted: [String: [String]]) async throws -> [JSONObject] {
         let db = self.db
         return try await blocking {
+            let requests = wanted.keys.sorted().map { (id: $0, revisions: Optional(wanted[$0]!)) }
+            let results = try db.openRevisions(requests, options: DocumentReadOptions(revs: true, attachments: true, latest: true))
             var documents: [JSONObject] = []
-            for id in wanted.keys.sorted() {
-                let revisions = try db.openRevisions(id: id, revisions: wanted[id]!,
-                                                     options: DocumentReadOptions(revs: true, attachments: true, latest: true))
+            for case .success(let revisions) in results {
                 for case .ok(let doc) in revisions { documents.append(doc) }
             }
             return documents

@@ -164,53 +164,66 @@ public struct Replicator: Sendable {
             }
         }
 
+        // Each batch is fetched (changes, `_revs_diff`, the missing
+        // revisions) while the one before it is written and checkpointed.
+        var batch = try await fetch(since: progress.lastSequence, wait: nil, from: source, to: target)
         while true {
             try Task.checkCancellation()
-            var page = try await attempt("read the source's changes") {
-                try await source.changes(since: progress.lastSequence, limit: options.batchSize, filter: options.filter, wait: nil)
-            }
-            if page.results.isEmpty {
+            if batch.page.results.isEmpty {
                 progress.pending = 0
                 progress.caughtUp = true
+                let moved = progress.lastSequence != batch.page.lastSeq
+                progress.lastSequence = batch.page.lastSeq
                 if !options.continuous {
-                    if progress.lastSequence != page.lastSeq {
-                        progress.lastSequence = page.lastSeq
-                        try await saveCheckpoints()
-                    }
+                    if moved { try await saveCheckpoints() }
                     report?(progress)
                     return progress
                 }
                 report?(progress)
-                page = try await attempt("wait for the source's changes") {
-                    try await source.changes(since: progress.lastSequence, limit: options.batchSize, filter: options.filter, wait: options.heartbeat)
-                }
-                if page.results.isEmpty { continue }
+                batch = try await fetch(since: progress.lastSequence, wait: options.heartbeat, from: source, to: target)
+                continue
             }
-            try await carry(page, from: source, to: target, progress: &progress)
-            progress.lastSequence = page.lastSeq
-            progress.pending = page.pending
-            progress.caughtUp = page.pending == 0
+            let nextSince = batch.page.lastSeq
+            async let next = fetch(since: nextSince, wait: nil, from: source, to: target)
+            progress.revisionsChecked += batch.checked
+            progress.revisionsMissing += batch.documents.count
+            progress.documentsRead += batch.documents.count
+            let documents = batch.documents
+            let failures = documents.isEmpty ? [] : try await attempt("write to the target") { try await target.write(documents) }
+            progress.documentWriteFailures += failures.count
+            progress.documentsWritten += documents.count - failures.count
+            progress.lastSequence = batch.page.lastSeq
+            progress.pending = batch.page.pending
+            progress.caughtUp = batch.page.pending == 0
             try await saveCheckpoints()
             report?(progress)
+            batch = try await next
         }
     }
 
-    /// One page of changes: asks the target what it lacks, reads that from
-    /// the source and writes it.
-    private func carry(_ page: RemoteChangesResult, from source: any ReplicationPeer, to target: any ReplicationPeer,
-                       progress: inout ReplicationProgress) async throws {
+    /// A page of the source's changes with the revisions the target lacks.
+    private struct Batch: Sendable {
+        var page: RemoteChangesResult
+        /// Revisions asked about.
+        var checked: Int
+        /// The missing revisions, read from the source.
+        var documents: [JSONObject]
+    }
+
+    /// Reads a page of changes, asks the target what it lacks and reads that
+    /// from the source.
+    private func fetch(since: JSON, wait: Duration?, from source: any ReplicationPeer, to target: any ReplicationPeer) async throws -> Batch {
+        let page = try await attempt(wait == nil ? "read the source's changes" : "wait for the source's changes") {
+            try await source.changes(since: since, limit: options.batchSize, filter: options.filter, wait: wait)
+        }
         var asked: [String: [String]] = [:]
         for change in page.results { asked[change.id, default: []].append(contentsOf: change.changes) }
-        progress.revisionsChecked += asked.values.reduce(0) { $0 + $1.count }
+        let checked = asked.values.reduce(0) { $0 + $1.count }
+        guard !asked.isEmpty else { return Batch(page: page, checked: 0, documents: []) }
         let missing = try await attempt("ask the target which revisions it lacks (_revs_diff)") { try await target.missingRevisions(asked) }
-        let count = missing.values.reduce(0) { $0 + $1.count }
-        progress.revisionsMissing += count
-        guard count > 0 else { return }
+        guard !missing.isEmpty else { return Batch(page: page, checked: checked, documents: []) }
         let documents = try await attempt("read the missing revisions from the source") { try await source.revisions(missing) }
-        progress.documentsRead += documents.count
-        let failures = try await attempt("write to the target") { try await target.write(documents) }
-        progress.documentWriteFailures += failures.count
-        progress.documentsWritten += documents.count - failures.count
+        return Batch(page: page, checked: checked, documents: documents)
     }
 
     /// Runs a step, retrying transient failures with backoff; a refusal

@@ -1,5 +1,8 @@
+import Foundation
 import Strata
 import StrataDocuments
+import StrataSync
+import StrataTestHelpers
 import Testing
 
 /// The Sharing data article's examples, run.
@@ -67,5 +70,54 @@ import Testing
 
         #expect(totals.rows == [.object(["key": .string("Tabs"), "value": .int(1)])])
         #expect(throws: DocumentError(.unauthorized, "sign in to vote")) { try database.put(["_id": .string("x")]) }
+    }
+}
+
+/// The Syncing devices article's examples (StrataSync), run against
+/// `strata serve` on loopback in place of 127.0.0.1:5984.
+@Suite(.serialized) struct SyncingDevicesArticleTests {
+    @Test func articleExamples() async throws {
+        let running = try await RunningServer.start()
+        defer { running.stop() }
+        let device = try DocumentDatabase(path: makeTemporaryPath("phone.sqlite"))
+        try device.put(["_id": "vote:tabs-or-spaces:phone", "type": "vote", "question": "tabs-or-spaces", "answer": 1])
+
+        let server = try CouchClient(url: running.base, authentication: .basic(name: "admin", password: "secret"))
+        let voting = server.database("voting")
+        try await voting.createIfMissing()
+        let saved = try await voting.put(["_id": "tabs-or-spaces", "question": "Tabs or spaces?"])
+        let question = try await voting.document(id: "tabs-or-spaces")
+        #expect(question["_rev"] == .string(saved.rev))
+
+        var refused: RemoteError?
+        do {
+            try await voting.put(["_id": "tabs-or-spaces", "question": "stale"])
+        } catch let error as RemoteError where error.status == 409 {
+            refused = error
+        }
+        #expect(refused?.reason == "Document update conflict.")
+
+        let push = Replicator(source: .local(device), target: .remote(voting))
+        let progress = try await push.run()
+        #expect(progress.documentsWritten == 1)
+
+        let (sent, received) = try await Replicator.sync(.local(device), .remote(voting))
+        #expect(sent.documentsWritten == 0 && received.documentsWritten == 1)
+
+        let live = Task {
+            try await Replicator.sync(.local(device), .remote(voting), options: ReplicationOptions(continuous: true))
+        }
+        let later = try device.put(["_id": "later", "type": "vote"])
+        #expect(try await eventually { (try? await voting.document(id: "later"))?["_rev"] == .string(later.rev) })
+        live.cancel()
+
+        let list = try device.document(id: "vote:tabs-or-spaces:phone", options: DocumentReadOptions(conflicts: true))
+        for loser in list["_conflicts"]?.arrayValue ?? [] {
+            try device.delete(id: "vote:tabs-or-spaces:phone", rev: loser.stringValue!)
+        }
+
+        var options = ReplicationOptions()
+        options.filter = .selector(["type": "vote"])
+        try await Replicator(source: .local(device), target: .remote(voting), options: options).run()
     }
 }
