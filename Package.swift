@@ -72,6 +72,7 @@ let package = Package(
             name: "StrataServer",
             dependencies: [
                 "StrataDocuments",
+                "StrataSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

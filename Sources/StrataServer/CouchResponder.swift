@@ -205,7 +205,11 @@ struct CouchResponder: HTTPResponder {
             try requireAdmin(r)
             return HTTPAnswer(status: .ok, json: .array(server.registry.names().map(JSON.string)))
         case "_session": return try await session(r)
-        case "_utils", "_config", "_node", "_active_tasks", "_replicate", "_scheduler", "_membership", "_stats":
+        case "_replicate": return try await replicate(r)
+        case "_active_tasks":
+            try requireAdmin(r)
+            return HTTPAnswer(status: .ok, json: .array(server.replications.activeTasks()))
+        case "_utils", "_config", "_node", "_scheduler", "_membership", "_stats":
             return HTTPAnswer(status: .notFound, json: DocumentError(.notFound, "Strata does not serve \(first) yet").json)
         default:
             if first.hasPrefix("_"), !DatabaseRegistry.isValidName(first) {

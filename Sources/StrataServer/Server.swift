@@ -25,6 +25,8 @@ public final class CouchServer: Sendable {
     let queryServers: QueryServers?
     /// Update-handler calls on one document run one after the other, in batches.
     let updateBatcher = UpdateBatcher()
+    /// Continuous replications started with `POST /_replicate`.
+    let replications = ReplicationJobs()
 
     /// The rounds of PBKDF2 CouchDB 3.4 uses for new passwords.
     public static let defaultPasswordIterations = 600_000
@@ -96,7 +98,10 @@ public final class CouchServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "CouchDB/3.4.3 (Strata)"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) }
         )
-        defer { queryServers?.stopAll() }
+        defer {
+            replications.cancelAll()
+            queryServers?.stopAll()
+        }
         try await app.runService()
     }
 }

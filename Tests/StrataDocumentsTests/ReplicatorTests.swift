@@ -326,3 +326,51 @@ import Testing
         #expect(try await remote.allDocuments().rows == target.allDocuments().rows)
     }
 }
+
+/// `POST /_replicate` on `strata serve`: between its own databases and to
+/// another server, one-shot and continuous.
+@Suite(.serialized) struct ReplicateEndpointTests {
+    @Test func oneShotContinuousAndCancel() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let other = try await RunningServer.start()
+        defer { other.stop() }
+        let admin = "admin:secret"
+        let client = try server.client()
+        let source = client.database("src")
+        try await source.create()
+        _ = try await source.bulkPut((0..<50).map { ["_id": .string("d\($0)"), "n": .int($0)] })
+
+        // By name, creating the target; CouchDB's answer.
+        let (status, answer) = try await server.send("POST", "/_replicate", json: #"{"source":"src","target":"copy","create_target":true}"#, user: admin)
+        #expect(status == 200 && answer?["ok"] == true)
+        #expect(answer?["history"]?.arrayValue?.first?["docs_written"] == 50)
+        #expect(try await client.database("copy").info()["doc_count"] == 50)
+
+        // To another server by URL with credentials in an object, filtered.
+        let target = #"{"url":"\#(other.base.absoluteString)/remote","auth":{"basic":{"username":"admin","password":"secret"}}}"#
+        let (toOther, _) = try await server.send("POST", "/_replicate", json: #"{"source":"src","target":\#(target),"create_target":true,"doc_ids":["d1","d2"]}"#, user: admin)
+        #expect(toOther == 200)
+        #expect(try await other.client().database("remote").info()["doc_count"] == 2)
+
+        // Continuous: 202, then new documents follow until cancelled.
+        let body = #"{"source":"src","target":"copy","continuous":true}"#
+        let (started, startAnswer) = try await server.send("POST", "/_replicate", json: body, user: admin)
+        #expect(started == 202 && startAnswer?["_local_id"]?.stringValue?.hasSuffix("+continuous") == true)
+        let (_, tasks) = try await server.send("GET", "/_active_tasks", user: admin)
+        #expect(tasks?.arrayValue?.first?["type"] == "replication")
+        let late = try await source.put(["_id": "late"])
+        #expect(try await eventually { (try? await client.database("copy").document(id: "late"))?["_rev"] == .string(late.rev) })
+        let (cancelled, _) = try await server.send("POST", "/_replicate", json: #"{"source":"src","target":"copy","continuous":true,"cancel":true}"#, user: admin)
+        #expect(cancelled == 200)
+        let (again, _) = try await server.send("POST", "/_replicate", json: #"{"source":"src","target":"copy","continuous":true,"cancel":true}"#, user: admin)
+        #expect(again == 404)
+        #expect(try await server.send("GET", "/_active_tasks", user: admin).1 == .array([]))
+
+        // Refusals: anonymous users, a missing source, a missing target.
+        #expect(try await server.send("POST", "/_replicate", json: #"{"source":"src","target":"x"}"#).0 == 401)
+        #expect(try await server.send("POST", "/_replicate", json: #"{"source":"nope","target":"copy"}"#, user: admin).0 == 404)
+        #expect(try await server.send("POST", "/_replicate", json: #"{"source":"src","target":"absent"}"#, user: admin).0 == 404)
+        #expect(try await server.send("POST", "/_replicate", json: #"{"source":"src"}"#, user: admin).0 == 400)
+    }
+}
