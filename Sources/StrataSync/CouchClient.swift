@@ -65,7 +65,9 @@ public final class CouchClient: Sendable {
     /// The credentials sent.
     public let authentication: RemoteAuthentication
     let session: URLSession
-    private let cookieJar = CookieJar()
+    /// The `AuthSession` cookie.
+    private let cookieJar = Box<String?>(nil)
+    private let requestObserver = Box<(@Sendable (String) -> Void)?>(nil)
 
     /// A client for the server at `url`. Credentials in the URL
     /// (`http://admin:secret@host:5984`) become Basic authentication unless
@@ -188,11 +190,22 @@ public final class CouchClient: Sendable {
         return answer
     }
 
+    /// Calls `observer` with `"METHOD /path?query"` for every request this
+    /// client sends (the tests compare a replication's requests with the
+    /// protocol's).
+    package func observeRequests(_ observer: @escaping @Sendable (String) -> Void) {
+        requestObserver.value = observer
+    }
+
     private func perform(_ request: URLRequest) async throws -> Answer {
+        if let observe = requestObserver.value, let url = request.url {
+            let query = url.query.map { "?" + $0 } ?? ""
+            observe("\(request.httpMethod ?? "GET") \(url.path)\(query)")
+        }
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await load(request)
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as URLError where error.code == .cancelled {
@@ -210,6 +223,31 @@ public final class CouchClient: Sendable {
             if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
         }
         return Answer(status: http.statusCode, body: data, headers: headers)
+    }
+
+    /// `URLSession`'s completion-handler API under Swift cancellation. The
+    /// async `data(for:)` of FoundationNetworking can deadlock when its task
+    /// is cancelled (it cancels the request while holding the task's status
+    /// lock and waits for the session's queue, which waits for that lock):
+    /// here the request is cancelled from another queue.
+    private func load(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        let pending = PendingRequest()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let response {
+                        continuation.resume(returning: (data ?? Data(), response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                pending.start(task)
+            }
+        } onCancel: {
+            pending.cancel()
+        }
     }
 
     /// Sends a request; a 4xx or 5xx is thrown as a `RemoteError` carrying
@@ -262,13 +300,41 @@ public final class CouchClient: Sendable {
     }
 }
 
-/// The session cookie, shared by every request of a client.
-private final class CookieJar: @unchecked Sendable {
+/// A value shared by every request of a client.
+private final class Box<Value>: @unchecked Sendable {
     // @unchecked: `stored` is only touched under `lock`.
     private let lock = NSLock()
-    private var stored: String?
-    var value: String? {
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
         get { lock.withLock { stored } }
         set { lock.withLock { stored = newValue } }
+    }
+}
+
+/// A request's `URLSessionDataTask`, cancelled from a queue of its own
+/// (never inside Swift's cancellation handler, see `load`), even when the
+/// cancellation comes before the request starts.
+private final class PendingRequest: @unchecked Sendable {
+    // @unchecked: `task` and `cancelled` are only touched under `lock`.
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    func start(_ task: URLSessionDataTask) {
+        let cancelNow = lock.withLock {
+            self.task = task
+            return cancelled
+        }
+        task.resume()
+        if cancelNow { DispatchQueue.global().async { task.cancel() } }
+    }
+
+    func cancel() {
+        let task = lock.withLock {
+            cancelled = true
+            return self.task
+        }
+        if let task { DispatchQueue.global().async { task.cancel() } }
     }
 }

@@ -374,3 +374,82 @@ import Testing
         #expect(try await server.send("POST", "/_replicate", json: #"{"source":"src"}"#, user: admin).0 == 400)
     }
 }
+
+/// The Strata replicator's requests, recorded, against the requests
+/// CouchDB 3.4.3's and PouchDB's replicators sent in
+/// transcripts/couchdb-replicator.log and pouchdb-replicator.log: the same
+/// calls, in the protocol's order, resuming from the checkpoint.
+@Suite(.serialized) struct ReplicationProtocolTests {
+    /// A request line reduced to the protocol step it is:
+    /// `GET /src/_changes?…` → `GET _changes`, `PUT /dst/_local/x` → `PUT _local`.
+    static func step(_ line: Substring) -> String? {
+        let parts = line.split(separator: " ")
+        guard parts.count >= 2, ["GET", "PUT", "POST", "HEAD", "DELETE"].contains(String(parts[0])) else { return nil }
+        let path = parts[1].split(separator: "?")[0].split(separator: "/").map(String.init)
+        guard let db = path.first else { return "\(parts[0]) /" }
+        _ = db
+        if path.count == 1 { return "\(parts[0]) db" }
+        if path[1].hasPrefix("_") { return "\(parts[0]) \(path[1])" }
+        return "\(parts[0]) doc"
+    }
+
+    /// The steps a recorded replicator took.
+    static func recordedSteps(_ transcript: String) throws -> Set<String> {
+        let url = try #require(Bundle.module.url(forResource: "Resources/transcripts/" + transcript, withExtension: nil))
+        let text = try String(contentsOf: url, encoding: .utf8)
+        return Set(text.split(separator: "\n").compactMap(step))
+    }
+
+    @Test func theRequestsFollowTheRecordedReplicators() async throws {
+        let first = try await RunningServer.start()
+        defer { first.stop() }
+        let second = try await RunningServer.start()
+        defer { second.stop() }
+        let sourceClient = try first.client()
+        let targetClient = try second.client()
+        let sent = ValueLog<String>()
+        sourceClient.observeRequests { sent.append("source " + $0) }
+        targetClient.observeRequests { sent.append("target " + $0) }
+        let source = sourceClient.database("src")
+        let target = targetClient.database("dst")
+        try await source.create()
+        for i in 0..<3 { try await source.put(["_id": .string("m\(i)"), "n": .int(i)]) }
+        let replicator = Replicator(source: .remote(source), target: .remote(target), options: ReplicationOptions(createTarget: true))
+        let firstRun = try await replicator.run()
+        #expect(firstRun.documentsWritten == 3)
+
+        // Every step the Strata replicator took is one CouchDB's or PouchDB's took.
+        let known = try Self.recordedSteps("couchdb-replicator.log").union(Self.recordedSteps("pouchdb-replicator.log"))
+        let lines = sent.values
+        let steps = lines.map { line -> String in
+            let side = line.split(separator: " ", maxSplits: 1)
+            return Self.step(side[1]) ?? String(side[1])
+        }
+        #expect(Set(steps).isSubset(of: known), "not in the transcripts: \(Set(steps).subtracting(known))")
+
+        // The protocol's order within the run.
+        func index(_ prefix: String) -> Int? { lines.firstIndex { $0.hasPrefix(prefix) } }
+        let order = ["source GET /src/_local/", "source GET /src/_changes", "target POST /dst/_revs_diff",
+                     "source POST /src/_bulk_get", "target POST /dst/_bulk_docs", "target POST /dst/_ensure_full_commit",
+                     "target PUT /dst/_local/", "source PUT /src/_local/"].map(index)
+        #expect(order.allSatisfy { $0 != nil }, "\(lines)")
+        #expect(order.compactMap { $0 } == order.compactMap { $0 }.sorted(), "\(lines)")
+        let changes = try #require(lines.first { $0.hasPrefix("source GET /src/_changes") })
+        #expect(changes.contains("style=all_docs") && changes.contains("since=0"))
+        let bulkGet = try #require(lines.first { $0.hasPrefix("source POST /src/_bulk_get") })
+        #expect(bulkGet.contains("revs=true") && bulkGet.contains("latest=true"))
+
+        // A second run after one more change starts from the checkpoint.
+        let before = lines.count
+        try await source.put(["_id": "m3", "n": 3])
+        let secondRun = try await replicator.run()
+        #expect(secondRun.documentsWritten == 1 && secondRun.revisionsChecked == 1)
+        let resumed = try #require(sent.values[before...].first { $0.hasPrefix("source GET /src/_changes") })
+        #expect(resumed.contains("since=\(firstRun.lastSequence.stringValue ?? firstRun.lastSequence.text)"), "\(resumed)")
+        // Both sides end the same, and both hold the checkpoint.
+        #expect(try await target.allDocuments().rows == source.allDocuments().rows)
+        let checkpoint = try #require(sent.values.last { $0.hasPrefix("target PUT /dst/_local/") })
+        let id = String(checkpoint.split(separator: "/").last!)
+        #expect(try await source.localDocument(id: id)?["source_last_seq"] == target.localDocument(id: id)?["source_last_seq"])
+    }
+}
