@@ -22,15 +22,24 @@ import Testing
             // The server prints its address once it listens: up to a minute.
             var found: String?
             for _ in 0..<600 where found == nil {
-                let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                let text = Self.read(log)
                 if let range = text.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) { found = String(text[range]) }
                 else { Thread.sleep(forTimeInterval: 0.1) }
             }
             guard let found else {
                 process.terminate()
-                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "strata serve did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"])
+                throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "strata serve did not start: \(Self.read(log))"])
             }
             url = found
+        }
+
+        /// The log so far. (Through a file handle: Foundation's
+        /// `String(contentsOfFile:)` leaks a buffer when the file grows while
+        /// it reads, which AddressSanitizer reports.)
+        static func read(_ path: String) -> String {
+            guard let handle = FileHandle(forReadingAtPath: path) else { return "" }
+            defer { try? handle.close() }
+            return String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
         }
 
         func stop() {
