@@ -145,6 +145,12 @@ struct DocumentTables: Sendable {
         "_id", "_rev", "_deleted", "_attachments", "_revisions", "_revs_info", "_conflicts",
         "_deleted_conflicts", "_local_seq",
     ]
+    /// Fields the replicator writes into `_replicator` documents: kept in
+    /// the body, in any database, as CouchDB keeps them.
+    static let replicationMembers: Set<String> = [
+        "_replication_state", "_replication_state_time", "_replication_state_reason",
+        "_replication_id", "_replication_stats",
+    ]
 
     func checkID(_ id: String) throws {
         if id.isEmpty { throw DocumentError(.illegalDocumentID, "Document id must not be empty") }
@@ -209,7 +215,7 @@ struct DocumentTables: Sendable {
 
         var body = JSONObject()
         for (key, value) in document {
-            if key.hasPrefix("_") {
+            if key.hasPrefix("_"), !DocumentTables.replicationMembers.contains(key) {
                 guard DocumentTables.specialMembers.contains(key) else {
                     throw DocumentError(.badRequest, "Bad special document member: \(key)")
                 }

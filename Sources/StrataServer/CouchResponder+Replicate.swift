@@ -58,21 +58,56 @@ final class ReplicationJobs: @unchecked Sendable {
     func activeTasks() -> [JSON] {
         lock.withLock {
             jobs.sorted { $0.key < $1.key }.map { id, job in
-                var o: JSONObject = [
-                    "type": "replication", "replication_id": .string(id), "continuous": true,
-                    "source": .string(job.source), "target": .string(job.target),
-                    "started_on": .int(Int(job.started.timeIntervalSince1970)),
-                    "docs_read": .int(job.progress.documentsRead), "docs_written": .int(job.progress.documentsWritten),
-                    "doc_write_failures": .int(job.progress.documentWriteFailures),
-                    "missing_revisions_found": .int(job.progress.revisionsMissing),
-                    "revisions_checked": .int(job.progress.revisionsChecked),
-                    "source_seq": job.progress.lastSequence, "checkpointed_source_seq": job.progress.lastSequence,
-                    "changes_pending": job.progress.pending.map(JSON.int) ?? .null,
-                ]
-                if let error = job.error { o["last_error"] = .string(error) }
-                return .object(o)
+                .object(Self.task(id: id, source: job.source, target: job.target, continuous: true,
+                                  started: job.started, progress: job.progress, error: job.error))
             }
         }
+    }
+
+    /// `_scheduler/jobs` entries.
+    func schedulerJobs() -> [JSON] {
+        lock.withLock {
+            jobs.sorted { $0.key < $1.key }.map { id, job in
+                .object(Self.job(id: id, docID: nil, source: job.source, target: job.target, started: job.started,
+                                 progress: job.progress, error: job.error))
+            }
+        }
+    }
+
+    /// One replication as `_active_tasks` shows it.
+    static func task(id: String, source: String, target: String, continuous: Bool, started: Date,
+                     progress: ReplicationProgress, error: String?) -> JSONObject {
+        var o: JSONObject = [
+            "type": "replication", "replication_id": .string(id), "continuous": .bool(continuous),
+            "source": .string(source), "target": .string(target),
+            "started_on": .int(Int(started.timeIntervalSince1970)),
+            "updated_on": .int(Int(Date().timeIntervalSince1970)),
+            "docs_read": .int(progress.documentsRead), "docs_written": .int(progress.documentsWritten),
+            "doc_write_failures": .int(progress.documentWriteFailures),
+            "missing_revisions_found": .int(progress.revisionsMissing),
+            "revisions_checked": .int(progress.revisionsChecked),
+            "source_seq": progress.lastSequence, "checkpointed_source_seq": progress.lastSequence,
+            "through_seq": progress.lastSequence,
+            "changes_pending": progress.pending.map(JSON.int) ?? .null,
+        ]
+        if let error { o["last_error"] = .string(error) }
+        return o
+    }
+
+    /// One replication as `_scheduler/jobs` shows it.
+    static func job(id: String, docID: String?, source: String, target: String, started: Date,
+                    progress: ReplicationProgress, error: String?) -> JSONObject {
+        let start = ReplicatorDatabase.timestamp(started)
+        var history: [JSON] = [.object(["timestamp": .string(start), "type": "started"])]
+        if let error { history.insert(.object(["timestamp": .string(ReplicatorDatabase.timestamp(Date())), "type": "crashed", "reason": .string(error)]), at: 0) }
+        return [
+            "id": .string(id), "database": docID == nil ? .null : .string(ReplicatorDatabase.name),
+            "doc_id": docID.map(JSON.string) ?? .null, "history": .array(history),
+            "node": "strata@127.0.0.1", "source": .string(source), "target": .string(target),
+            "user": .null, "start_time": .string(start),
+            "info": .object(JSONObject(task(id: id, source: source, target: target, continuous: false, started: started,
+                                            progress: progress, error: nil).filter { !["type", "replication_id", "continuous", "source", "target", "started_on", "updated_on"].contains($0.key) })),
+        ]
     }
 }
 
@@ -84,37 +119,23 @@ extension CouchResponder {
         guard r.method == .post else { return methodNotAllowed("POST") }
         try requireAdmin(r)
         let body = try r.object()
-        guard let sourceSpec = body["source"], let targetSpec = body["target"] else {
-            throw DocumentError(.badRequest, "Replication document must have a source and a target")
-        }
-        var options = ReplicationOptions()
-        options.continuous = body["continuous"]?.boolValue ?? false
-        options.createTarget = body["create_target"]?.boolValue ?? false
-        if let ids = body["doc_ids"] {
-            guard let list = ids.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else { throw DocumentError(.badRequest, "`doc_ids` should be a list of strings") }
-            options.filter = .documentIDs(list.compactMap(\.stringValue))
-        } else if let selector = body["selector"] {
-            guard selector.objectValue != nil else { throw DocumentError(.badRequest, "`selector` must be a JSON object") }
-            options.filter = .selector(selector)
-        } else if let filter = body["filter"]?.stringValue {
-            var parameters: [String: String] = [:]
-            for (name, value) in body["query_params"]?.objectValue ?? JSONObject() { parameters[name] = value.stringValue ?? value.text }
-            options.filter = .function(filter, parameters: parameters)
-        }
-        let source = try endpoint(sourceSpec, create: false)
-        let target = try endpoint(targetSpec, create: options.createTarget)
-        let label = { (spec: JSON) in spec.stringValue ?? spec["url"]?.stringValue ?? spec.text }
-        let id = MD5.hex(Array([label(sourceSpec), label(targetSpec), options.filter.map { "\($0)" } ?? ""].joined(separator: "\n").utf8))
-            + (options.continuous ? "+continuous" : "")
-        if body["cancel"]?.boolValue == true {
-            guard server.replications.cancel(body["replication_id"]?.stringValue ?? id) else {
-                throw DocumentError(.notFound, "Replication `\(body["replication_id"]?.stringValue ?? id)` not found")
-            }
+        if body["cancel"]?.boolValue == true, let id = body["replication_id"]?.stringValue {
+            guard server.replications.cancel(id) else { throw DocumentError(.notFound, "Replication `\(id)` not found") }
             return HTTPAnswer(status: .ok, json: .object(["ok": true, "_local_id": .string(id)]))
         }
+        let request = try ReplicationRequest(body)
+        let options = request.options
+        let id = request.id
+        let (sourceSpec, targetSpec) = (request.source, request.target)
+        if body["cancel"]?.boolValue == true {
+            guard server.replications.cancel(id) else { throw DocumentError(.notFound, "Replication `\(id)` not found") }
+            return HTTPAnswer(status: .ok, json: .object(["ok": true, "_local_id": .string(id)]))
+        }
+        let source = try server.endpoint(sourceSpec, create: false)
+        let target = try server.endpoint(targetSpec, create: options.createTarget)
         let replicator = Replicator(source: source, target: target, options: options)
         if options.continuous {
-            _ = server.replications.start(id: id, source: label(sourceSpec), target: label(targetSpec), replicator)
+            _ = server.replications.start(id: id, source: ReplicationRequest.shown(sourceSpec), target: ReplicationRequest.shown(targetSpec), replicator)
             return HTTPAnswer(status: .accepted, json: .object(["ok": true, "_local_id": .string(id)]))
         }
         let started = Date()
@@ -140,7 +161,94 @@ extension CouchResponder {
             "replication_id_version": 4, "history": [history],
         ]))
     }
+}
 
+extension CouchResponder {
+    /// `GET /_scheduler/jobs`, `/_scheduler/docs`, `/_scheduler/docs/_replicator`
+    /// and `/_scheduler/docs/_replicator/{docid}`.
+    func scheduler(_ r: CouchRequest) throws -> HTTPAnswer {
+        guard r.method == .get || r.method == .head else { return methodNotAllowed("GET,HEAD") }
+        try requireAdmin(r)
+        let rest = Array(r.segments.dropFirst())
+        let limit = try r.int("limit"), skip = try r.int("skip") ?? 0
+        func page(_ key: String, _ rows: [JSON]) -> HTTPAnswer {
+            let kept = rows.dropFirst(skip).prefix(limit ?? .max)
+            return HTTPAnswer(status: .ok, json: .object(["total_rows": .int(rows.count), "offset": .int(skip), key: .array(Array(kept))]))
+        }
+        switch rest.first {
+        case "jobs" where rest.count == 1:
+            return page("jobs", server.replications.schedulerJobs() + server.replicatorDatabase.schedulerJobs())
+        case "docs" where rest.count == 1:
+            return page("docs", server.replicatorDatabase.schedulerDocuments())
+        case "docs" where rest.count >= 2 && rest[1] == ReplicatorDatabase.name:
+            if rest.count == 2 { return page("docs", server.replicatorDatabase.schedulerDocuments()) }
+            let id = rest.dropFirst(2).joined(separator: "/")
+            guard let document = server.replicatorDatabase.schedulerDocument(id) else { throw DocumentError(.notFound, "unknown") }
+            return HTTPAnswer(status: .ok, json: document)
+        case "docs" where rest.count >= 2:
+            throw DocumentError(.notFound, "Database does not exist: \(rest[1])")
+        default:
+            throw DocumentError(.notFound, "Unknown path: /_scheduler/\(rest.joined(separator: "/"))")
+        }
+    }
+}
+
+/// What `POST /_replicate` and a `_replicator` document ask for: the two
+/// sides as given, the options, and the replication's id.
+struct ReplicationRequest {
+    var source: JSON
+    var target: JSON
+    var options = ReplicationOptions()
+    /// CouchDB's `_local_id`: the same for the same source, target and
+    /// filter, with `+continuous` for a continuous one.
+    var id: String
+
+    /// - Throws: `bad_request` when a field has the wrong type.
+    init(_ body: JSONObject) throws {
+        guard let source = body["source"], let target = body["target"] else {
+            throw DocumentError(.badRequest, "Replication document must have a source and a target")
+        }
+        for (name, side) in [("source", source), ("target", target)] where side.stringValue == nil && side["url"]?.stringValue == nil {
+            throw DocumentError(.badRequest, "`\(name)` must be a database name, a URL, or an object with a `url`")
+        }
+        self.source = source
+        self.target = target
+        for flag in ["continuous", "create_target"] where body[flag] != nil && body[flag]?.boolValue == nil {
+            throw DocumentError(.badRequest, "`\(flag)` must be true or false")
+        }
+        options.continuous = body["continuous"]?.boolValue ?? false
+        options.createTarget = body["create_target"]?.boolValue ?? false
+        if let ids = body["doc_ids"] {
+            guard let list = ids.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else { throw DocumentError(.badRequest, "`doc_ids` should be a list of strings") }
+            options.filter = .documentIDs(list.compactMap(\.stringValue))
+        } else if let selector = body["selector"] {
+            guard selector.objectValue != nil else { throw DocumentError(.badRequest, "`selector` must be a JSON object") }
+            options.filter = .selector(selector)
+        } else if let filter = body["filter"] {
+            guard let name = filter.stringValue, name.contains("/") else { throw DocumentError(.badRequest, "`filter` must be `designname/filtername`") }
+            var parameters: [String: String] = [:]
+            for (name, value) in body["query_params"]?.objectValue ?? JSONObject() { parameters[name] = value.stringValue ?? value.text }
+            options.filter = .function(name, parameters: parameters)
+        }
+        id = MD5.hex(Array([Self.label(source), Self.label(target), options.filter.map { "\($0)" } ?? ""].joined(separator: "\n").utf8))
+            + (options.continuous ? "+continuous" : "")
+    }
+
+    /// A side as text: the name, or the URL.
+    static func label(_ spec: JSON) -> String { spec.stringValue ?? spec["url"]?.stringValue ?? spec.text }
+
+    /// A side as `_active_tasks` and `_scheduler` show it: a URL's password
+    /// hidden.
+    static func shown(_ spec: JSON) -> String {
+        let text = label(spec)
+        guard var parts = URLComponents(string: text), parts.password != nil else { return text }
+        parts.password = "*****"
+        return parts.string ?? text
+    }
+}
+
+@available(macOS 14, iOS 17, tvOS 17, *)
+extension CouchServer {
     /// A side of a replication: a local database's name, a URL, or
     /// `{"url", "headers": {"Authorization"}}` / `{"url", "auth": {"basic": {…}}}`.
     func endpoint(_ spec: JSON, create: Bool) throws -> ReplicationEndpoint {
@@ -165,10 +273,10 @@ extension CouchResponder {
                 throw DocumentError(.badRequest, "Invalid URL: \(text)")
             }
         }
-        if !server.registry.exists(text) {
+        if !registry.exists(text) {
             guard create else { throw DocumentError(.notFound, "Database does not exist: \(text)") }
-            try server.registry.create(text)
+            try registry.create(text)
         }
-        return .local(try server.registry.database(text))
+        return .local(try registry.database(text))
     }
 }

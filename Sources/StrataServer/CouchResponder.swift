@@ -208,8 +208,9 @@ struct CouchResponder: HTTPResponder {
         case "_replicate": return try await replicate(r)
         case "_active_tasks":
             try requireAdmin(r)
-            return HTTPAnswer(status: .ok, json: .array(server.replications.activeTasks()))
-        case "_utils", "_config", "_node", "_scheduler", "_membership", "_stats":
+            return HTTPAnswer(status: .ok, json: .array(server.replications.activeTasks() + server.replicatorDatabase.activeTasks()))
+        case "_scheduler": return try scheduler(r)
+        case "_utils", "_config", "_node", "_membership", "_stats":
             return HTTPAnswer(status: .notFound, json: DocumentError(.notFound, "Strata does not serve \(first) yet").json)
         default:
             if first.hasPrefix("_"), !DatabaseRegistry.isValidName(first) {
@@ -316,12 +317,14 @@ struct CouchResponder: HTTPResponder {
             case .put:
                 try requireAdmin(r)
                 try await offload { [registry = server.registry] in try registry.create(name) }
+                if name == ReplicatorDatabase.name { server.replicatorDatabase.reset(server) }
                 var headers: HTTPFields = [:]
                 headers[.location] = "/\(name)"
                 return HTTPAnswer(status: .created, json: .object(["ok": .bool(true)]), headers: headers)
             case .delete:
                 try requireAdmin(r)
                 try await offload { [registry = server.registry] in try registry.delete(name) }
+                if name == ReplicatorDatabase.name { server.replicatorDatabase.reset(server) }
                 return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
             default: break
             }

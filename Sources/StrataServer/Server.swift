@@ -27,6 +27,8 @@ public final class CouchServer: Sendable {
     let updateBatcher = UpdateBatcher()
     /// Continuous replications started with `POST /_replicate`.
     let replications = ReplicationJobs()
+    /// The replications the `_replicator` database's documents ask for.
+    let replicatorDatabase = ReplicatorDatabase()
 
     /// The rounds of PBKDF2 CouchDB 3.4 uses for new passwords.
     public static let defaultPasswordIterations = 600_000
@@ -67,6 +69,9 @@ public final class CouchServer: Sendable {
         if let configFile { hashed = try AdminConfiguration.load(configFile, iterations: passwordIterations) }
         for (name, password) in admins { hashed[name] = PasswordHash(password: password, iterations: passwordIterations) }
         if !registry.exists(DatabaseRegistry.usersDatabase) { try registry.create(DatabaseRegistry.usersDatabase) }
+        // CouchDB's setup makes `_replicator` too; Strata has no setup step.
+        if !registry.exists(ReplicatorDatabase.name) { try registry.create(ReplicatorDatabase.name) }
+        try registry.register(database: ReplicatorDatabase.name, design: "_replicator", ReplicatorDatabase.designFunctions)
         authenticator = Authenticator(admins: hashed, iterations: passwordIterations) { name in
             try? registry.database(DatabaseRegistry.usersDatabase).document(id: "org.couchdb.user:" + name)
         }
@@ -98,7 +103,9 @@ public final class CouchServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "CouchDB/3.4.3 (Strata)"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) }
         )
+        replicatorDatabase.start(self)
         defer {
+            replicatorDatabase.stop()
             replications.cancelAll()
             queryServers?.stopAll()
         }

@@ -120,4 +120,22 @@ import Testing
         options.filter = .selector(["type": "vote"])
         try await Replicator(source: .local(device), target: .remote(voting), options: options).run()
     }
+
+    /// "Replications the server runs": the `_replicator` document, with a
+    /// second server on loopback in place of backup.local.
+    @Test func replicatorDocumentExample() async throws {
+        let running = try await RunningServer.start()
+        defer { running.stop() }
+        let backup = try await RunningServer.start()
+        defer { backup.stop() }
+        let voting = try running.client().database("voting")
+        try await voting.create()
+        _ = try await voting.put(["_id": "tabs-or-spaces", "question": "Tabs or spaces?"])
+        let target = backup.base.absoluteString.replacingOccurrences(of: "http://", with: "http://admin:secret@") + "/voting"
+        let body = #"{"source": "voting", "target": "\#(target)", "create_target": true, "continuous": true}"#
+        #expect(try await running.send("PUT", "/_replicator/backup", json: body, user: "admin:secret").0 == 201)
+        let copy = try backup.client().database("voting")
+        #expect(try await eventually { (try? await copy.document(id: "tabs-or-spaces")) != nil })
+        #expect(try await running.send("GET", "/_scheduler/docs/_replicator/backup", user: "admin:secret").1?["state"] == "running")
+    }
 }

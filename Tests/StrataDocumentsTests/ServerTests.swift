@@ -13,9 +13,9 @@ struct RunningServer {
     let task: Task<Void, any Error>
 
     static func start(admins: [String: String] = ["admin": "secret"], configFile: URL? = nil,
-                      functionTimeLimit: Duration = .seconds(30),
+                      functionTimeLimit: Duration = .seconds(30), directory: URL? = nil,
                       prepare: (CouchServer) throws -> Void = { _ in }) async throws -> RunningServer {
-        let directory = URL(fileURLWithPath: try makeTemporaryPath("couch"))
+        let directory = try directory ?? URL(fileURLWithPath: try makeTemporaryPath("couch"))
         // Few PBKDF2 rounds: the tests sign in often; the rounds are not what they check.
         let server = try CouchServer(dataDirectory: directory, admins: admins, configFile: configFile, passwordIterations: 1000,
                                      queryServer: [try strataBinary().path, "query-server"], functionTimeLimit: functionTimeLimit)

@@ -1,0 +1,313 @@
+import Foundation
+import StrataDocuments
+import StrataSync
+
+/// The `_replicator` database, as CouchDB 3's scheduling replicator runs it:
+/// a document there (the same fields as a `POST /_replicate` body) starts a
+/// replication, deleting it stops the replication, and a one-shot
+/// replication writes its end into the document (`_replication_state`
+/// `completed` with `_replication_stats`, or `failed` with
+/// `_replication_state_reason` when the document cannot be run). States
+/// along the way (`running`, `crashing` with the error and a retry after a
+/// back-off) are shown by `GET /_scheduler/docs`, not written.
+///
+/// Jobs start again when the server starts, continuous ones from their
+/// checkpoints. Documents in a terminal state are left alone; design and
+/// `_local` documents are ignored.
+@available(macOS 14, iOS 17, tvOS 17, *)
+final class ReplicatorDatabase: @unchecked Sendable {
+    // @unchecked: `documents` and `follower` are only touched under `lock`.
+    static let name = "_replicator"
+
+    /// What the scheduler knows of one replication document.
+    struct Entry {
+        var fingerprint: String
+        var replicationID: String?
+        var source: String
+        var target: String
+        var state: String
+        var errorCount = 0
+        var error: String?
+        var progress = ReplicationProgress()
+        var continuous = false
+        var started = Date()
+        var updated = Date()
+        var task: Task<Void, Never>?
+    }
+
+    private let lock = NSLock()
+    private var documents: [String: Entry] = [:]
+    private var follower: Task<Void, Never>?
+    /// How long a crashed job waits before its next try, doubled each time up
+    /// to `maximumBackoff`.
+    let initialBackoff: Duration
+    let maximumBackoff: Duration
+
+    init(initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(300)) {
+        self.initialBackoff = initialBackoff
+        self.maximumBackoff = maximumBackoff
+    }
+
+    /// The validation of `_replicator` documents: admins only, and the
+    /// fields a replication needs, with their types.
+    static var designFunctions: DesignFunctions {
+        var functions = DesignFunctions(version: "1")
+        functions.validate = { document, _, user, _ in
+            let roles = user["roles"]?.arrayValue ?? []
+            guard roles.contains(.string("_admin")) else {
+                if user["name"] == nil || user["name"] == .null { throw DocumentError(.unauthorized, "You are not a server admin.") }
+                throw DocumentError(.forbidden, "Only server admins may write replication documents")
+            }
+            if document["_deleted"]?.boolValue == true || document["_id"]?.stringValue?.hasPrefix("_design/") == true { return }
+            do {
+                _ = try ReplicationRequest(document)
+            } catch let error as DocumentError {
+                throw DocumentError(.forbidden, error.reason)
+            }
+        }
+        return functions
+    }
+
+    // MARK: following the database
+
+    /// Follows `_replicator` until cancelled; starts again from the first
+    /// change when the database is deleted and made again (`reset`).
+    func start(_ server: CouchServer) {
+        lock.withLock {
+            follower?.cancel()
+            follower = Task { [weak self, weak server] in
+                while !Task.isCancelled, let self, let server {
+                    await self.follow(server)
+                    // The database is gone or failed: try again shortly.
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+        }
+    }
+
+    /// After `_replicator` is deleted or created: every job stops, and the
+    /// documents are read again from the start.
+    func reset(_ server: CouchServer) {
+        stopAll()
+        start(server)
+    }
+
+    func stopAll() {
+        let tasks = lock.withLock { () -> [Task<Void, Never>] in
+            defer { documents.removeAll() }
+            return documents.values.compactMap(\.task)
+        }
+        for task in tasks { task.cancel() }
+    }
+
+    func stop() {
+        lock.withLock { follower?.cancel() }
+        stopAll()
+    }
+
+    private func follow(_ server: CouchServer) async {
+        guard server.registry.exists(Self.name), let db = try? server.registry.database(Self.name) else { return }
+        do {
+            for try await change in db.liveChanges(ChangesOptions()) {
+                if change.id.hasPrefix("_design/") || change.id.hasPrefix("_local/") { continue }
+                if change.deleted {
+                    remove(change.id)
+                    continue
+                }
+                guard let document = try? await offload({ try db.document(id: change.id) }) else { continue }
+                examine(document, db: db, server: server)
+            }
+        } catch {}
+    }
+
+    // MARK: documents
+
+    /// The fields that describe the replication: everything but `_id`,
+    /// `_rev` and the fields the replicator writes.
+    static func fingerprint(_ document: JSONObject) -> String {
+        JSON.object(JSONObject(document.filter { !$0.key.hasPrefix("_") }.map { ($0.key, $0.value) })).text
+    }
+
+    private func remove(_ id: String) {
+        let entry = lock.withLock { documents.removeValue(forKey: id) }
+        entry?.task?.cancel()
+    }
+
+    private func examine(_ document: JSONObject, db: DocumentDatabase, server: CouchServer) {
+        guard let id = document["_id"]?.stringValue else { return }
+        let fingerprint = Self.fingerprint(document)
+        let state = document["_replication_state"]?.stringValue
+        let previous = lock.withLock { documents[id] }
+        if let previous, previous.fingerprint == fingerprint {
+            // Already running, or the terminal state this scheduler wrote.
+            // (A finished document whose state was removed runs again.)
+            let finished = previous.state == "completed" || previous.state == "failed"
+            if state == previous.state || (state == nil && !finished) { return }
+        }
+        previous?.task?.cancel()
+        let source = document["source"].map(ReplicationRequest.shown) ?? ""
+        let target = document["target"].map(ReplicationRequest.shown) ?? ""
+        if state == "completed" || state == "failed" {
+            // Finished before: shown, never run again (as CouchDB).
+            var entry = Entry(fingerprint: fingerprint, source: source, target: target, state: state!)
+            entry.error = document["_replication_state_reason"]?.stringValue
+            lock.withLock { documents[id] = entry }
+            return
+        }
+        let request: ReplicationRequest
+        let replicator: Replicator
+        do {
+            request = try ReplicationRequest(document)
+            // The scheduler retries a crashed job itself, with its own back-off.
+            var options = request.options
+            options.retries = 3
+            replicator = Replicator(source: try server.endpoint(request.source, create: false),
+                                    target: try server.endpoint(request.target, create: request.options.createTarget),
+                                    options: options)
+        } catch {
+            let reason = (error as? DocumentError)?.reason ?? "\(error)"
+            lock.withLock { documents[id] = Entry(fingerprint: fingerprint, source: source, target: target, state: "failed", error: reason) }
+            Task { await self.finish(id, fingerprint: fingerprint, db: db, fields: [
+                "_replication_state": "failed", "_replication_state_reason": .string(reason),
+            ]) }
+            return
+        }
+        var entry = Entry(fingerprint: fingerprint, replicationID: request.id, source: source, target: target, state: "running")
+        entry.continuous = request.options.continuous
+        entry.task = Task { [weak self] in await self?.run(replicator, id: id, fingerprint: fingerprint, db: db) }
+        lock.withLock { documents[id] = entry }
+    }
+
+    /// Runs one document's job: again after a back-off when it fails, until
+    /// it completes or the document changes.
+    private func run(_ replicator: Replicator, id: String, fingerprint: String, db: DocumentDatabase) async {
+        var backoff = initialBackoff
+        while !Task.isCancelled {
+            do {
+                let progress = try await replicator.run { [weak self] progress in
+                    self?.update(id, fingerprint) {
+                        $0.progress = progress
+                        $0.state = "running"
+                        $0.errorCount = 0
+                        $0.error = nil
+                    }
+                }
+                update(id, fingerprint) {
+                    $0.progress = progress
+                    $0.state = "completed"
+                }
+                await finish(id, fingerprint: fingerprint, db: db, fields: [
+                    "_replication_state": "completed", "_replication_stats": Self.stats(progress),
+                ])
+                return
+            } catch {
+                if Task.isCancelled || error is CancellationError { return }
+                update(id, fingerprint) {
+                    $0.state = "crashing"
+                    $0.errorCount += 1
+                    $0.error = "\(error)"
+                }
+                try? await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, maximumBackoff)
+            }
+        }
+    }
+
+    private func update(_ id: String, _ fingerprint: String, _ change: (inout Entry) -> Void) {
+        lock.withLock {
+            guard documents[id]?.fingerprint == fingerprint else { return }
+            change(&documents[id]!)
+            documents[id]!.updated = Date()
+        }
+    }
+
+    /// Writes a terminal state into the document, unless the document
+    /// changed meanwhile (then its new version is what counts).
+    private func finish(_ id: String, fingerprint: String, db: DocumentDatabase, fields: JSONObject) async {
+        for _ in 0..<5 {
+            guard var document = try? await offload({ try db.document(id: id) }),
+                  Self.fingerprint(document) == fingerprint else { return }
+            for (name, value) in fields { document[name] = value }
+            document["_replication_state_time"] = .string(Self.timestamp(Date()))
+            let written = document
+            do {
+                _ = try await offload { try db.put(written) }
+                return
+            } catch let error as DocumentError where error.kind == .conflict {
+                continue
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// `2026-11-24T10:15:00Z`, as CouchDB writes times.
+    static func timestamp(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+
+    static func stats(_ progress: ReplicationProgress) -> JSON {
+        .object([
+            "docs_read": .int(progress.documentsRead), "docs_written": .int(progress.documentsWritten),
+            "doc_write_failures": .int(progress.documentWriteFailures),
+            "missing_revisions_found": .int(progress.revisionsMissing),
+            "revisions_checked": .int(progress.revisionsChecked),
+            "checkpointed_source_seq": progress.lastSequence, "through_seq": progress.lastSequence,
+            "changes_pending": progress.pending.map(JSON.int) ?? .null,
+        ])
+    }
+
+    // MARK: what `_scheduler` shows
+
+    /// `_scheduler/docs` entries, by document id.
+    func schedulerDocuments() -> [JSON] {
+        lock.withLock {
+            documents.sorted { $0.key < $1.key }.map { id, entry in Self.schedulerDocument(id, entry) }
+        }
+    }
+
+    func schedulerDocument(_ id: String) -> JSON? {
+        lock.withLock { documents[id].map { Self.schedulerDocument(id, $0) } }
+    }
+
+    private static func schedulerDocument(_ id: String, _ entry: Entry) -> JSON {
+        var info: JSON = .null
+        if let error = entry.error {
+            info = .object(["error": .string(error)])
+        } else if entry.state == "running" || entry.state == "completed" {
+            info = stats(entry.progress)
+        }
+        let running = entry.state == "running" || entry.state == "crashing"
+        return .object([
+            "database": .string(name), "doc_id": .string(id),
+            "id": running ? entry.replicationID.map(JSON.string) ?? .null : .null,
+            "node": "strata@127.0.0.1", "source": .string(entry.source), "target": .string(entry.target),
+            "state": .string(entry.state), "info": info, "error_count": .int(entry.errorCount),
+            "last_updated": .string(timestamp(entry.updated)), "start_time": .string(timestamp(entry.started)),
+        ])
+    }
+
+    /// Running jobs, as `_active_tasks` shows them.
+    func activeTasks() -> [JSON] {
+        running().map { id, entry in
+            var task = ReplicationJobs.task(id: entry.replicationID ?? "", source: entry.source, target: entry.target,
+                                            continuous: entry.continuous, started: entry.started, progress: entry.progress, error: entry.error)
+            task["doc_id"] = .string(id)
+            task["database"] = .string(Self.name)
+            return .object(task)
+        }
+    }
+
+    /// Running jobs, as `_scheduler/jobs` shows them.
+    func schedulerJobs() -> [JSON] {
+        running().map { id, entry in
+            .object(ReplicationJobs.job(id: entry.replicationID ?? "", docID: id, source: entry.source, target: entry.target,
+                                        started: entry.started, progress: entry.progress, error: entry.error))
+        }
+    }
+
+    private func running() -> [(docID: String, entry: Entry)] {
+        lock.withLock {
+            documents.sorted { $0.key < $1.key }.filter { $0.value.state == "running" || $0.value.state == "crashing" }
+                .map { (docID: $0.key, entry: $0.value) }
+        }
+    }
+}
