@@ -128,6 +128,7 @@ let package = Package(
             dependencies: [
                 "StrataDocuments", "StrataServer", "StrataSync", "StrataTestHelpers",
                 .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             resources: [.copy("Resources")]
