@@ -71,13 +71,16 @@ let package = Package(
         .target(
             name: "StrataServer",
             dependencies: [
+                "Strata",
                 "StrataDocuments",
                 "StrataSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "CompressNIO", package: "compress-nio"),
-            ]
+            ],
+            // The /_utils page: plain HTML, CSS and JavaScript, no build step.
+            resources: [.copy("Utils")]
         ),
         // A client for CouchDB-protocol servers and the replicator, over
         // Foundation's URLSession: depends on the documents store only.

@@ -37,9 +37,24 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "How long, in milliseconds, a design-document function may run before it is stopped.")
     var functionTimeLimit: Int = 5000
 
+    @Option(name: .long, help: ArgumentHelp("A folder of SQLite files (.sqlite, .sqlite3, .db) to show in the table browser at /_utils.", valueName: "DIR"))
+    var sqlite: String?
+
+    @Flag(name: .long, help: "Let the table browser's SQL box write to those files (read-only otherwise).")
+    var sqliteWritable = false
+
+    @Option(name: .long, help: "How long, in milliseconds, a table-browser query may run before it is stopped.")
+    var sqliteTimeLimit: Int = 5000
+
     func validate() throws {
         guard functionTimeLimit > 0 else { throw ValidationError("--function-time-limit must be positive") }
         guard passwordIterations > 0 else { throw ValidationError("--password-iterations must be positive") }
+        guard sqliteTimeLimit > 0 else { throw ValidationError("--sqlite-time-limit must be positive") }
+        var isFolder: ObjCBool = false
+        if let sqlite, !FileManager.default.fileExists(atPath: sqlite, isDirectory: &isFolder) || !isFolder.boolValue {
+            throw ValidationError("--sqlite: no folder at \(sqlite)")
+        }
+        if sqliteWritable, sqlite == nil { throw ValidationError("--sqlite-writable needs --sqlite DIR") }
         if let config, !FileManager.default.fileExists(atPath: config) {
             throw ValidationError("--config: no file at \(config)")
         }
@@ -62,11 +77,14 @@ struct ServeCommand: AsyncParsableCommand {
                 passwordIterations: passwordIterations,
                 queryServer: Bundle.main.executablePath.map { [$0, "query-server"] },
                 functionTimeLimit: .milliseconds(functionTimeLimit),
-                groupCommit: groupCommit
+                groupCommit: groupCommit,
+                sqliteDirectory: sqlite.map { URL(fileURLWithPath: $0) },
+                sqliteWritable: sqliteWritable,
+                sqliteTimeLimit: .milliseconds(sqliteTimeLimit)
             )
             let bind = self.bind
             try await server.run(host: bind, port: port) { port in
-                FileHandle.standardOutput.write(Data("strata serve: CouchDB API on http://\(bind):\(port)/ (data in \(data))\n".utf8))
+                FileHandle.standardOutput.write(Data("strata serve: CouchDB API on http://\(bind):\(port)/ (data in \(data)); the page: http://\(bind):\(port)/_utils/\n".utf8))
             }
         }
     }

@@ -19,6 +19,8 @@ struct CouchRequest: Sendable {
     /// The path and query as sent (percent-encoded).
     var rawPath = ""
     var rawQuery = ""
+    /// The `Host` the request was sent to.
+    var authority: String?
     /// The client's address.
     var peer: String?
 
@@ -83,6 +85,7 @@ struct CouchResponder: HTTPResponder {
             var couch = try await parse(&request)
             couch.rawPath = request.uri.path
             couch.rawQuery = request.uri.query ?? ""
+            couch.authority = request.head.authority
             couch.peer = context.peer
             answer = try await route(couch)
         } catch let error as DocumentError {
@@ -136,8 +139,23 @@ struct CouchResponder: HTTPResponder {
                 body = try decompress(body, encoding: encoding)
             }
         }
-        let user = try await authenticate(request.headers)
+        var user = try await authenticate(request.headers)
+        // A session cookie does not vouch for a request another site's page
+        // made (SameSite=Strict keeps browsers from sending it; this is for
+        // those that do not): such a request is anonymous.
+        if request.method != .get, request.method != .head, request.headers[.authorization] == nil,
+           Self.isCrossSite(origin: request.headers[.origin], host: request.head.authority) {
+            user = .anonymous
+        }
         return CouchRequest(method: request.method, segments: segments, query: query, headers: request.headers, body: body, user: user)
+    }
+
+    /// Whether `Origin` names another site than the `Host` the request came to.
+    static func isCrossSite(origin: String?, host: String?) -> Bool {
+        guard let origin else { return false }
+        guard let parts = URLComponents(string: origin), let originHost = parts.host else { return true }
+        let originAuthority = originHost + (parts.port.map { ":\($0)" } ?? "")
+        return originAuthority.lowercased() != (host ?? "").lowercased()
     }
 
     /// A `gzip` or `deflate` body (ibmcloudant gzips its requests), held to
@@ -210,7 +228,9 @@ struct CouchResponder: HTTPResponder {
             try requireAdmin(r)
             return HTTPAnswer(status: .ok, json: .array(server.replications.activeTasks() + server.replicatorDatabase.activeTasks()))
         case "_scheduler": return try scheduler(r)
-        case "_utils", "_config", "_node", "_membership", "_stats":
+        case "_utils": return try utilities(r)
+        case "_sqlite": return try await sqlite(r)
+        case "_config", "_node", "_membership", "_stats":
             return HTTPAnswer(status: .notFound, json: DocumentError(.notFound, "Strata does not serve \(first) yet").json)
         default:
             if first.hasPrefix("_"), !DatabaseRegistry.isValidName(first) {

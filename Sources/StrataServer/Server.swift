@@ -27,6 +27,8 @@ public final class CouchServer: Sendable {
     let updateBatcher = UpdateBatcher()
     /// Continuous replications started with `POST /_replicate`.
     let replications = ReplicationJobs()
+    /// The folder of SQLite files `/_utils` browses (`--sqlite DIR`).
+    let sqliteBrowser: SQLiteBrowser?
     /// The replications the `_replicator` database's documents ask for.
     let replicatorDatabase = ReplicatorDatabase()
 
@@ -54,13 +56,21 @@ public final class CouchServer: Sendable {
     ///   - groupCommit: on by default, commits concurrent single-document
     ///     writes to one database together; off, each gets its own
     ///     transaction (for comparing in benchmarks).
+    ///   - sqliteDirectory: a folder whose SQLite files (`.sqlite`,
+    ///     `.sqlite3`, `.db`) the table browser of `/_utils` shows to server
+    ///     admins; nil shows none.
+    ///   - sqliteWritable: lets the table browser's SQL box write; it runs
+    ///     on a read-only connection otherwise.
+    ///   - sqliteTimeLimit: how long a query of the table browser may run.
     /// - Throws: when the folder cannot be created, the `_users` database
     ///   cannot be opened, or the config file cannot be read or rewritten.
     public init(dataDirectory: URL, admins: [String: String], configFile: URL? = nil,
                 passwordIterations: Int = CouchServer.defaultPasswordIterations,
                 queryServer: [String]? = nil, functionTimeLimit: Duration = .seconds(5),
-                groupCommit: Bool = true) throws {
+                groupCommit: Bool = true, sqliteDirectory: URL? = nil, sqliteWritable: Bool = false,
+                sqliteTimeLimit: Duration = .seconds(5)) throws {
         self.groupCommit = groupCommit
+        sqliteBrowser = sqliteDirectory.map { SQLiteBrowser(directory: $0, writable: sqliteWritable, timeLimit: sqliteTimeLimit) }
         queryServers = queryServer.map { QueryServers(command: $0, timeLimit: functionTimeLimit) }
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         let registry = DatabaseRegistry(directory: dataDirectory)

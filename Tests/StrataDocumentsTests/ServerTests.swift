@@ -14,11 +14,13 @@ struct RunningServer {
 
     static func start(admins: [String: String] = ["admin": "secret"], configFile: URL? = nil,
                       functionTimeLimit: Duration = .seconds(30), directory: URL? = nil,
+                      sqlite: URL? = nil, sqliteWritable: Bool = false, sqliteTimeLimit: Duration = .seconds(5),
                       prepare: (CouchServer) throws -> Void = { _ in }) async throws -> RunningServer {
         let directory = try directory ?? URL(fileURLWithPath: try makeTemporaryPath("couch"))
         // Few PBKDF2 rounds: the tests sign in often; the rounds are not what they check.
         let server = try CouchServer(dataDirectory: directory, admins: admins, configFile: configFile, passwordIterations: 1000,
-                                     queryServer: [try strataBinary().path, "query-server"], functionTimeLimit: functionTimeLimit)
+                                     queryServer: [try strataBinary().path, "query-server"], functionTimeLimit: functionTimeLimit,
+                                     sqliteDirectory: sqlite, sqliteWritable: sqliteWritable, sqliteTimeLimit: sqliteTimeLimit)
         try prepare(server)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await server.run(host: "127.0.0.1", port: 0) { continuation.yield($0) } }

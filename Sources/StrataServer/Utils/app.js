@@ -1,0 +1,573 @@
+// Strata's page: documents (CouchDB's Futon steps) and a table browser for
+// SQLite files. Plain JavaScript, no build step, nothing loaded from
+// elsewhere. Every action is a call of the server's HTTP API with the
+// signed-in session, so it is authorized as any client's would be.
+// Data is only ever put in the page as text (textContent), never as HTML.
+"use strict";
+
+const main = document.getElementById("main");
+let session = { name: null, roles: [] };
+let generation = 0; // bumped on each route: live loops of old pages stop
+
+// ---- helpers ---------------------------------------------------------------
+
+/** An element: el("a", {href: "#/"}, "text", child…). Strings become text. */
+function el(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else if (name === "class") node.className = value;
+    else if (value === true) node.setAttribute(name, "");
+    else node.setAttribute(name, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function show(...nodes) {
+  main.replaceChildren(...nodes);
+  main.focus({ preventScroll: true });
+}
+
+function toast(text) {
+  const box = document.getElementById("toast");
+  box.textContent = text;
+  box.classList.add("show");
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => box.classList.remove("show"), 2500);
+}
+
+function errorBox(text) { return el("div", { class: "error", role: "alert" }, text); }
+
+/** Calls the API; answers {status, body} with the body parsed when JSON. */
+async function api(method, path, body, extraHeaders) {
+  const headers = Object.assign({ Accept: "application/json" }, extraHeaders || {});
+  const init = { method, headers, credentials: "same-origin" };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let parsed = text;
+  try { parsed = text ? JSON.parse(text) : null; } catch (e) { /* not JSON */ }
+  return { status: response.status, body: parsed, response };
+}
+
+function reason(answer) {
+  const b = answer.body;
+  if (b && typeof b === "object") return (b.error ? b.error + ": " : "") + (b.reason || "");
+  return "HTTP " + answer.status;
+}
+
+const enc = encodeURIComponent;
+function dbPath(db) { return "/" + enc(db); }
+function docPath(db, id) {
+  if (id.startsWith("_design/")) return dbPath(db) + "/_design/" + enc(id.slice(8));
+  if (id.startsWith("_local/")) return dbPath(db) + "/_local/" + enc(id.slice(7));
+  return dbPath(db) + "/" + enc(id);
+}
+function docLink(db, id) { return "#/db/" + enc(db) + "/doc/" + enc(id); }
+
+function bytes(n) {
+  if (n == null) return "";
+  const units = ["B", "KB", "MB", "GB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : n) + " " + units[i];
+}
+
+function pretty(value) { return JSON.stringify(value, null, 2); }
+
+function table(headings, rows) {
+  return el("div", { class: "scroll" }, el("table", {},
+    el("thead", {}, el("tr", {}, headings.map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, rows)));
+}
+
+function crumbs(...parts) { return el("div", { class: "crumbs" }, parts.flatMap((p, i) => i ? [" / ", p] : [p])); }
+
+function dbTabs(db, active) {
+  const tab = (name, href, label) => el("a", { href, class: active === name ? "active" : null, "aria-current": active === name ? "page" : null }, label);
+  return el("nav", { class: "tabs", "aria-label": "Database" },
+    tab("docs", "#/db/" + enc(db), "Documents"),
+    tab("changes", "#/db/" + enc(db) + "/changes", "Changes"),
+    tab("find", "#/db/" + enc(db) + "/find", "Mango query"),
+    tab("security", "#/db/" + enc(db) + "/security", "Security"));
+}
+
+// ---- session ---------------------------------------------------------------
+
+async function loadSession() {
+  const answer = await api("GET", "/_session");
+  session = (answer.body && answer.body.userCtx) || { name: null, roles: [] };
+  document.getElementById("who").textContent = session.name ? session.name : "";
+  document.getElementById("signout").hidden = !session.name;
+}
+
+function loginPage(message) {
+  const name = el("input", { type: "text", id: "login-name", name: "name", autocomplete: "username", required: true, autofocus: true });
+  const password = el("input", { type: "password", id: "login-password", name: "password", autocomplete: "current-password", required: true });
+  const problem = el("div");
+  const form = el("form", { class: "panel login", onsubmit: async (event) => {
+    event.preventDefault();
+    const answer = await api("POST", "/_session", { name: name.value, password: password.value });
+    if (answer.status !== 200) { problem.replaceChildren(errorBox("Sign-in refused: " + reason(answer))); return; }
+    await loadSession();
+    route();
+  } },
+    el("h1", {}, "Sign in"),
+    el("p", { class: "muted" }, message || "Sign in as a server admin to manage databases."),
+    el("label", { class: "block", for: "login-name" }, "Name", name),
+    el("label", { class: "block", for: "login-password" }, "Password", password),
+    problem,
+    el("div", { class: "row" }, el("button", { type: "submit", id: "login-submit" }, "Sign in")));
+  show(form);
+  name.focus();
+}
+
+document.getElementById("signout").addEventListener("click", async () => {
+  await api("DELETE", "/_session");
+  await loadSession();
+  location.hash = "#/";
+  loginPage("Signed out.");
+});
+
+// ---- databases ---------------------------------------------------------------
+
+async function databasesPage() {
+  const answer = await api("GET", "/_all_dbs");
+  if (answer.status === 401) return loginPage();
+  if (answer.status !== 200) return show(errorBox(reason(answer)));
+  const infos = await Promise.all(answer.body.map((name) => api("GET", dbPath(name)).then((a) => a.body)));
+  const nameInput = el("input", { type: "text", id: "new-db-name", name: "name", placeholder: "name", required: true, pattern: "[a-z][a-z0-9_$()+/-]*", "aria-label": "New database name" });
+  const problem = el("div");
+  const create = el("form", { class: "row", onsubmit: async (event) => {
+    event.preventDefault();
+    const made = await api("PUT", dbPath(nameInput.value));
+    if (made.status !== 201) { problem.replaceChildren(errorBox(reason(made))); return; }
+    location.hash = "#/db/" + enc(nameInput.value);
+  } }, nameInput, el("button", { type: "submit", id: "create-db" }, "Create database"));
+  const rows = answer.body.map((name, i) => {
+    const info = infos[i] || {};
+    return el("tr", {},
+      el("td", { class: "mono" }, el("a", { href: "#/db/" + enc(name) }, name)),
+      el("td", { class: "num" }, info.doc_count),
+      el("td", { class: "num hide-narrow" }, info.doc_del_count),
+      el("td", { class: "num" }, bytes(info.sizes && info.sizes.file)),
+      el("td", {}, el("button", { type: "button", class: "danger", onclick: async () => {
+        if (!confirm("Delete the database " + name + " and all its documents?")) return;
+        const gone = await api("DELETE", dbPath(name));
+        if (gone.status !== 200) return toast(reason(gone));
+        toast("Deleted " + name);
+        databasesPage();
+      } }, "Delete")));
+  });
+  show(el("h1", {}, "Databases"),
+    el("div", { class: "panel" }, create, problem),
+    table(["Name", "Documents", el("span", { class: "hide-narrow" }, "Deleted"), "Size", ""], rows));
+}
+
+// ---- documents -----------------------------------------------------------------
+
+async function documentsPage(db, params) {
+  const pageSize = 25;
+  const skip = Number(params.get("skip") || 0);
+  const prefix = params.get("prefix") || "";
+  const query = new URLSearchParams({ limit: String(pageSize + 1), skip: String(skip) });
+  if (prefix) { query.set("startkey", JSON.stringify(prefix)); query.set("endkey", JSON.stringify(prefix + "\ufff0")); }
+  const [answer, info] = await Promise.all([api("GET", dbPath(db) + "/_all_docs?" + query), api("GET", dbPath(db))]);
+  if (answer.status === 401) return loginPage();
+  if (answer.status !== 200) return show(crumbs(el("a", { href: "#/" }, "Databases"), db), errorBox(reason(answer)));
+  const rows = answer.body.rows.slice(0, pageSize);
+  const more = answer.body.rows.length > pageSize;
+  const search = el("input", { type: "search", id: "id-prefix", name: "prefix", value: prefix, placeholder: "id starts with…", "aria-label": "Search by id prefix" });
+  const go = (s, p) => { location.hash = "#/db/" + enc(db) + "?" + new URLSearchParams({ skip: String(s), prefix: p }); };
+  show(crumbs(el("a", { href: "#/" }, "Databases"), db),
+    el("h1", {}, db),
+    dbTabs(db, "docs"),
+    el("div", { class: "row" },
+      el("a", { class: "button", id: "new-doc", href: "#/db/" + enc(db) + "/new" }, "New document"),
+      el("form", { class: "row", role: "search", onsubmit: (event) => { event.preventDefault(); go(0, search.value); } },
+        search, el("button", { type: "submit", class: "secondary" }, "Search")),
+      el("span", { class: "muted" }, info.body ? info.body.doc_count + " documents" : "")),
+    table(["Id", "Revision"], rows.map((row) => el("tr", {},
+      el("td", { class: "mono" }, el("a", { href: docLink(db, row.id) }, row.id)),
+      el("td", { class: "mono muted" }, row.value.rev)))),
+    rows.length ? null : el("p", { class: "muted" }, prefix ? "No document id starts with that." : "No documents yet."),
+    el("div", { class: "row" },
+      el("button", { type: "button", class: "secondary", disabled: skip === 0, onclick: () => go(Math.max(0, skip - pageSize), prefix) }, "← Previous"),
+      el("span", { class: "muted" }, rows.length ? `${skip + 1}–${skip + rows.length}` : ""),
+      el("button", { type: "button", class: "secondary", disabled: !more, onclick: () => go(skip + pageSize, prefix) }, "Next →")));
+}
+
+/** The source editor: a document's JSON, saved with PUT (or POST for a new one). */
+async function documentPage(db, id) {
+  const isNew = id === null;
+  let current = null;
+  let conflicts = [];
+  let revsInfo = [];
+  if (!isNew) {
+    const answer = await api("GET", docPath(db, id) + "?conflicts=true&revs_info=true");
+    if (answer.status === 401) return loginPage();
+    if (answer.status !== 200) return show(crumbs(el("a", { href: "#/" }, "Databases"), el("a", { href: "#/db/" + enc(db) }, db), id), errorBox(reason(answer)));
+    current = answer.body;
+    conflicts = current._conflicts || [];
+    revsInfo = current._revs_info || [];
+    delete current._conflicts;
+    delete current._revs_info;
+  } else {
+    const uuids = await api("GET", "/_uuids");
+    current = { _id: uuids.body && uuids.body.uuids ? uuids.body.uuids[0] : "" };
+  }
+  const source = el("textarea", { id: "source", spellcheck: "false", "aria-label": "Document source (JSON)" });
+  source.value = pretty(current);
+  const problem = el("div", { id: "doc-problem" });
+  const save = async (event) => {
+    event.preventDefault();
+    let doc;
+    try { doc = JSON.parse(source.value); } catch (e) { problem.replaceChildren(errorBox("Not valid JSON: " + e.message)); return; }
+    if (typeof doc !== "object" || doc === null || Array.isArray(doc)) { problem.replaceChildren(errorBox("A document is a JSON object.")); return; }
+    const answer = doc._id ? await api("PUT", docPath(db, doc._id), doc) : await api("POST", dbPath(db), doc);
+    if (answer.status === 409) {
+      const latest = await api("GET", docPath(db, doc._id));
+      const rev = latest.body && latest.body._rev;
+      problem.replaceChildren(el("div", { class: "notice", role: "alert", id: "conflict" },
+        "Conflict: the document changed since you opened it. The current revision is ", el("code", {}, rev || "?"), ". ",
+        el("button", { type: "button", class: "secondary", onclick: () => {
+          doc._rev = rev;
+          source.value = pretty(doc);
+          problem.replaceChildren(el("p", { class: "muted" }, "Your changes now carry the current revision: review them and save again."));
+        } }, "Use the current revision with my changes"), " ",
+        el("button", { type: "button", class: "secondary", onclick: () => { source.value = pretty(latest.body); problem.replaceChildren(); } }, "Load the current document")));
+      return;
+    }
+    if (answer.status !== 201 && answer.status !== 202) { problem.replaceChildren(errorBox(reason(answer))); return; }
+    toast("Saved " + answer.body.id + " at " + answer.body.rev);
+    const target = docLink(db, answer.body.id);
+    if (location.hash === target) route(); else location.hash = target;
+  };
+  const format = () => { try { source.value = pretty(JSON.parse(source.value)); problem.replaceChildren(); } catch (e) { problem.replaceChildren(errorBox("Not valid JSON: " + e.message)); } };
+  const remove = async () => {
+    if (!confirm("Delete " + id + "?")) return;
+    const answer = await api("DELETE", docPath(db, id) + "?rev=" + enc(current._rev));
+    if (answer.status !== 200) { problem.replaceChildren(errorBox(reason(answer))); return; }
+    toast("Deleted " + id);
+    location.hash = "#/db/" + enc(db);
+  };
+  const parts = [
+    crumbs(el("a", { href: "#/" }, "Databases"), el("a", { href: "#/db/" + enc(db) }, db), isNew ? "new document" : id),
+    el("h1", {}, isNew ? "New document" : id),
+    el("form", { class: "panel", onsubmit: save },
+      el("label", { class: "block", for: "source" }, "Source"),
+      source, problem,
+      el("div", { class: "row" },
+        el("button", { type: "submit", id: "save" }, isNew ? "Create document" : "Save"),
+        el("button", { type: "button", class: "secondary", onclick: format }, "Format JSON"),
+        isNew ? null : el("button", { type: "button", class: "danger", id: "delete-doc", onclick: remove }, "Delete"))),
+  ];
+  if (!isNew && conflicts.length) {
+    const leaves = [current._rev, ...conflicts];
+    const bodies = await Promise.all(leaves.map((rev) => api("GET", docPath(db, id) + "?rev=" + enc(rev)).then((a) => a.body)));
+    parts.push(el("h2", {}, "Conflicts"),
+      el("p", { class: "notice" }, `${leaves.length} revisions are current. The first is the winner CouchDB's rules pick; keep the one you want and the others are deleted.`),
+      ...leaves.map((rev, i) => el("div", { class: "panel conflict" },
+        el("div", { class: "row" }, el("code", {}, rev), i === 0 ? el("span", { class: "pill completed" }, "winner") : null,
+          el("button", { type: "button", class: "secondary", onclick: async () => {
+            for (const other of leaves) {
+              if (other === rev) continue;
+              const gone = await api("DELETE", docPath(db, id) + "?rev=" + enc(other));
+              if (gone.status !== 200) { toast(reason(gone)); return; }
+            }
+            toast("Kept " + rev);
+            route();
+          } }, "Keep this revision")),
+        el("pre", {}, pretty(bodies[i])))));
+  }
+  if (!isNew && revsInfo.length) {
+    parts.push(el("h2", {}, "Revisions"), table(["Revision", "Status"], revsInfo.map((info) => el("tr", {},
+      el("td", { class: "mono" }, info.rev), el("td", {}, info.status)))));
+  }
+  show(...parts);
+}
+
+// ---- changes, Mango, security ------------------------------------------------------
+
+async function changesPage(db) {
+  const mine = generation;
+  const list = el("ul", { class: "changes", id: "changes", "aria-live": "polite" });
+  const status = el("p", { class: "muted" }, "Listening for changes…");
+  show(crumbs(el("a", { href: "#/" }, "Databases"), el("a", { href: "#/db/" + enc(db) }, db), "changes"),
+    el("h1", {}, db), dbTabs(db, "changes"), status, list);
+  const add = (change, fresh) => {
+    const item = el("li", { class: fresh ? "fresh" : null },
+      el("span", { class: "muted" }, String(change.seq).split("-")[0] + "  "),
+      el("a", { href: docLink(db, change.id) }, change.id), "  ",
+      el("span", { class: "muted" }, change.changes.map((c) => c.rev).join(", ")),
+      change.deleted ? el("span", { class: "pill failed" }, "deleted") : null);
+    list.prepend(item);
+    while (list.children.length > 200) list.lastChild.remove();
+  };
+  const first = await api("GET", dbPath(db) + "/_changes?descending=true&limit=25");
+  if (first.status !== 200) return status.replaceWith(errorBox(reason(first)));
+  first.body.results.slice().reverse().forEach((c) => add(c, false));
+  let since = first.body.results.length ? first.body.results[0].seq : "now";
+  while (mine === generation) {
+    let answer;
+    try { answer = await api("GET", dbPath(db) + "/_changes?feed=longpoll&timeout=25000&since=" + enc(since)); } catch (e) { answer = null; }
+    if (mine !== generation) return;
+    if (!answer || answer.status !== 200) { status.textContent = "The feed stopped: " + (answer ? reason(answer) : "no answer") + ". Reload to try again."; return; }
+    answer.body.results.forEach((c) => add(c, true));
+    since = answer.body.last_seq;
+  }
+}
+
+async function findPage(db) {
+  const query = el("textarea", { id: "mango", class: "short", spellcheck: "false", "aria-label": "Mango query (JSON)" });
+  query.value = pretty({ selector: { _id: { $gt: null } }, limit: 25 });
+  const out = el("div", { id: "find-result" });
+  show(crumbs(el("a", { href: "#/" }, "Databases"), el("a", { href: "#/db/" + enc(db) }, db), "Mango query"),
+    el("h1", {}, db), dbTabs(db, "find"),
+    el("form", { class: "panel", onsubmit: async (event) => {
+      event.preventDefault();
+      let body;
+      try { body = JSON.parse(query.value); } catch (e) { out.replaceChildren(errorBox("Not valid JSON: " + e.message)); return; }
+      const answer = await api("POST", dbPath(db) + "/_find", body);
+      if (answer.status !== 200) { out.replaceChildren(errorBox(reason(answer))); return; }
+      out.replaceChildren(
+        answer.body.warning ? el("p", { class: "notice" }, answer.body.warning) : null,
+        el("p", { class: "muted" }, answer.body.docs.length + " documents"),
+        table(["Id", "Document"], answer.body.docs.map((doc) => el("tr", {},
+          el("td", { class: "mono" }, doc._id ? el("a", { href: docLink(db, doc._id) }, doc._id) : ""),
+          el("td", {}, el("pre", {}, pretty(doc)))))));
+    } }, el("label", { class: "block", for: "mango" }, "Query"), query,
+      el("div", { class: "row" }, el("button", { type: "submit", id: "run-find" }, "Run query"))),
+    out);
+}
+
+async function securityPage(db) {
+  const answer = await api("GET", dbPath(db) + "/_security");
+  if (answer.status === 401) return loginPage();
+  const source = el("textarea", { id: "security", class: "short", spellcheck: "false", "aria-label": "Security object (JSON)" });
+  source.value = pretty(answer.body || {});
+  const problem = el("div");
+  show(crumbs(el("a", { href: "#/" }, "Databases"), el("a", { href: "#/db/" + enc(db) }, db), "security"),
+    el("h1", {}, db), dbTabs(db, "security"),
+    el("p", { class: "muted" }, "Admins and members by name or role. With no members, anyone may read and write the database's documents."),
+    el("form", { class: "panel", onsubmit: async (event) => {
+      event.preventDefault();
+      let body;
+      try { body = JSON.parse(source.value); } catch (e) { problem.replaceChildren(errorBox("Not valid JSON: " + e.message)); return; }
+      const saved = await api("PUT", dbPath(db) + "/_security", body);
+      if (saved.status !== 200) { problem.replaceChildren(errorBox(reason(saved))); return; }
+      problem.replaceChildren();
+      toast("Security saved");
+    } }, source, problem, el("div", { class: "row" }, el("button", { type: "submit" }, "Save security"))));
+}
+
+// ---- replication ---------------------------------------------------------------
+
+async function replicationPage() {
+  const mine = generation;
+  const source = el("input", { type: "text", id: "rep-source", required: true, placeholder: "a database name, or a URL with its credentials" });
+  const target = el("input", { type: "text", id: "rep-target", required: true, placeholder: "database name or URL" });
+  const continuous = el("input", { type: "checkbox", id: "rep-continuous" });
+  const create = el("input", { type: "checkbox", id: "rep-create", checked: true });
+  const problem = el("div");
+  const jobs = el("div", { id: "rep-jobs" });
+  show(el("h1", {}, "Replication"),
+    el("form", { class: "panel", onsubmit: async (event) => {
+      event.preventDefault();
+      const doc = { source: source.value.trim(), target: target.value.trim(), create_target: create.checked, continuous: continuous.checked };
+      const answer = await api("POST", "/_replicator", doc);
+      if (answer.status !== 201 && answer.status !== 202) { problem.replaceChildren(errorBox(reason(answer))); return; }
+      problem.replaceChildren();
+      toast("Replication " + answer.body.id + " started");
+      refresh();
+    } },
+      el("p", { class: "muted" }, "Starts a replication document in _replicator: the server runs it, and again after a restart."),
+      el("label", { class: "block", for: "rep-source" }, "Source", source),
+      el("label", { class: "block", for: "rep-target" }, "Target", target),
+      el("div", { class: "row" }, el("label", {}, continuous, "Continuous"), el("label", {}, create, "Create the target")),
+      problem,
+      el("div", { class: "row" }, el("button", { type: "submit", id: "rep-start" }, "Replicate"))),
+    el("h2", {}, "Replications"), jobs);
+  async function refresh() {
+    const answer = await api("GET", "/_scheduler/docs");
+    if (answer.status !== 200) { jobs.replaceChildren(errorBox(reason(answer))); return; }
+    jobs.replaceChildren(answer.body.docs.length ? table(["Document", "Source → target", "State", "Read", "Written", ""], answer.body.docs.map((doc) => {
+      const info = doc.info || {};
+      return el("tr", {},
+        el("td", { class: "mono" }, el("a", { href: docLink("_replicator", doc.doc_id) }, doc.doc_id)),
+        el("td", { class: "mono" }, doc.source + " → " + doc.target),
+        el("td", {}, el("span", { class: "pill " + doc.state }, doc.state), info.error ? el("div", { class: "muted" }, info.error) : null),
+        el("td", { class: "num" }, info.docs_read),
+        el("td", { class: "num" }, info.docs_written),
+        el("td", {}, el("button", { type: "button", class: "danger", onclick: async () => {
+          const current = await api("GET", docPath("_replicator", doc.doc_id));
+          if (current.status === 200) await api("DELETE", docPath("_replicator", doc.doc_id) + "?rev=" + enc(current.body._rev));
+          refresh();
+        } }, doc.state === "running" || doc.state === "crashing" ? "Stop" : "Remove")));
+    })) : el("p", { class: "muted" }, "No replications."));
+  }
+  await refresh();
+  while (mine === generation) {
+    await new Promise((done) => setTimeout(done, 2000));
+    if (mine !== generation) return;
+    await refresh();
+  }
+}
+
+// ---- SQLite files ------------------------------------------------------------------
+
+function cell(value) {
+  if (value === null) return el("td", {}, el("span", { class: "null" }, "NULL"));
+  if (typeof value === "object" && value.blob !== undefined) return el("td", { class: "muted" }, `BLOB, ${value.bytes} bytes`);
+  return el("td", { class: typeof value === "number" ? "num" : null }, String(value));
+}
+
+function resultTable(columns, rows, headingFor) {
+  return table(columns.map((c, i) => headingFor ? headingFor(c, i) : c), rows.map((row) => el("tr", {}, row.map(cell))));
+}
+
+async function download(path, body, name) {
+  const response = await fetch(path, { method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  if (!response.ok) { const text = await response.text(); let b = null; try { b = JSON.parse(text); } catch (e) { /* */ } return toast(reason({ status: response.status, body: b })); }
+  const url = URL.createObjectURL(await response.blob());
+  const link = el("a", { href: url, download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+async function sqliteFilesPage() {
+  const answer = await api("GET", "/_sqlite");
+  if (answer.status === 401) return loginPage();
+  if (answer.status !== 200) return show(el("h1", {}, "SQLite files"), el("p", { class: "notice" }, reason(answer)));
+  show(el("h1", {}, "SQLite files"),
+    el("p", { class: "muted" }, answer.body.writable ? "The SQL box may write to these files." : "Read-only: the SQL box cannot change these files."),
+    answer.body.files.length ? table(["File", "Size"], answer.body.files.map((file) => el("tr", {},
+      el("td", { class: "mono" }, el("a", { href: "#/sqlite/" + enc(file.name) }, file.name)),
+      el("td", { class: "num" }, bytes(file.size))))) : el("p", { class: "muted" }, "No .sqlite, .sqlite3 or .db files in the folder."));
+}
+
+async function sqliteFilePage(file) {
+  const answer = await api("GET", "/_sqlite/" + enc(file));
+  if (answer.status === 401) return loginPage();
+  if (answer.status !== 200) return show(crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), file), errorBox(reason(answer)));
+  const sql = el("textarea", { id: "sql", class: "short", spellcheck: "false", "aria-label": "SQL" });
+  const first = answer.body.tables[0];
+  sql.value = first ? `SELECT * FROM "${first.name.replace(/"/g, '""')}" LIMIT 20` : "SELECT sqlite_version()";
+  const out = el("div", { id: "sql-result" });
+  const run = async (event) => {
+    event.preventDefault();
+    const result = await api("POST", "/_sqlite/" + enc(file) + "/_query", { sql: sql.value });
+    if (result.status !== 200) { out.replaceChildren(errorBox(reason(result))); return; }
+    out.replaceChildren(el("p", { class: "muted" }, `${result.body.rows.length} rows in ${result.body.elapsed_ms.toFixed(1)} ms`),
+      resultTable(result.body.columns, result.body.rows));
+  };
+  sql.addEventListener("keydown", (event) => { if ((event.ctrlKey || event.metaKey) && event.key === "Enter") run(event); });
+  show(crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), file),
+    el("h1", {}, file),
+    table(["Name", "Kind", "Rows", "Columns"], answer.body.tables.map((t) => el("tr", {},
+      el("td", { class: "mono" }, el("a", { href: "#/sqlite/" + enc(file) + "/" + enc(t.name) }, t.name)),
+      el("td", {}, t.type),
+      el("td", { class: "num" }, t.rows),
+      el("td", { class: "mono" }, t.columns.map((c) => c.name + (c.type ? " " + c.type : "") + (c.pk ? " (key)" : "")).join(", "))))),
+    el("h2", {}, "SQL"),
+    el("form", { class: "panel", onsubmit: run },
+      el("label", { class: "block", for: "sql" }, answer.body.writable ? "Query" : "Query (read-only)"), sql,
+      el("div", { class: "row" },
+        el("button", { type: "submit", id: "run-sql" }, "Run"),
+        el("button", { type: "button", class: "secondary", id: "export-sql-csv", onclick: () => download("/_sqlite/" + enc(file) + "/_query?format=csv", { sql: sql.value }, "query.csv") }, "Export CSV"),
+        el("button", { type: "button", class: "secondary", onclick: () => download("/_sqlite/" + enc(file) + "/_query?format=json", { sql: sql.value }, "query.json") }, "Export JSON"),
+        el("span", { class: "muted" }, "Ctrl+Enter runs"))),
+    out,
+    el("h2", {}, "Schema"),
+    ...answer.body.tables.map((t) => el("pre", {}, t.sql)));
+}
+
+async function sqliteTablePage(file, name, params) {
+  const pageSize = 50;
+  const skip = Number(params.get("skip") || 0);
+  const sort = params.get("sort") || "";
+  const descending = params.get("descending") === "true";
+  const column = params.get("column") || "";
+  const value = params.get("value") || "";
+  const query = new URLSearchParams({ limit: String(pageSize), skip: String(skip) });
+  if (sort) { query.set("sort", sort); if (descending) query.set("descending", "true"); }
+  if (column) { query.set("column", column); query.set("value", value); }
+  const base = "/_sqlite/" + enc(file) + "/" + enc(name);
+  const answer = await api("GET", base + "?" + query);
+  if (answer.status === 401) return loginPage();
+  const head = [crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), el("a", { href: "#/sqlite/" + enc(file) }, file), name), el("h1", {}, name)];
+  if (answer.status !== 200) return show(...head, errorBox(reason(answer)));
+  const go = (changes) => {
+    const next = new URLSearchParams({ skip: String(skip), sort, descending: String(descending), column, value });
+    for (const [k, v] of Object.entries(changes)) next.set(k, String(v));
+    location.hash = "#/sqlite/" + enc(file) + "/" + enc(name) + "?" + next;
+  };
+  const columns = answer.body.columns;
+  const pick = el("select", { id: "filter-column", "aria-label": "Filter column" }, el("option", { value: "" }, "(any column)"), columns.map((c) => el("option", { value: c, selected: c === column }, c)));
+  const wanted = el("input", { type: "text", id: "filter-value", value, placeholder: "equals…", "aria-label": "Filter value" });
+  const exportQuery = new URLSearchParams(query);
+  exportQuery.delete("limit"); exportQuery.delete("skip");
+  const total = answer.body.total_rows;
+  show(...head,
+    el("form", { class: "row panel", role: "search", onsubmit: (event) => { event.preventDefault(); go({ column: pick.value, value: pick.value ? wanted.value : "", skip: 0 }); } },
+      el("label", { for: "filter-column" }, "Where"), pick, wanted,
+      el("button", { type: "submit", id: "filter" }, "Filter"),
+      column ? el("button", { type: "button", class: "secondary", onclick: () => go({ column: "", value: "", skip: 0 }) }, "Clear") : null,
+      el("span", { class: "muted" }, "Export:"),
+      el("a", { class: "button secondary", id: "export-csv", href: base + "?" + exportQuery + "&format=csv" }, "CSV"),
+      el("a", { class: "button secondary", id: "export-json", href: base + "?" + exportQuery + "&format=json" }, "JSON")),
+    el("p", { class: "muted", id: "row-count" }, total ? `Rows ${skip + 1}–${skip + answer.body.rows.length} of ${total}` : "No rows."),
+    resultTable(columns, answer.body.rows, (c) => el("button", { type: "button", class: "sort", "data-column": c,
+      "aria-label": "Sort by " + c, onclick: () => go({ sort: c, descending: sort === c && !descending, skip: 0 }) },
+      c + (sort === c ? (descending ? " ▼" : " ▲") : ""))),
+    el("div", { class: "row" },
+      el("button", { type: "button", class: "secondary", disabled: skip === 0, onclick: () => go({ skip: Math.max(0, skip - pageSize) }) }, "← Previous"),
+      el("button", { type: "button", class: "secondary", id: "next-page", disabled: skip + pageSize >= total, onclick: () => go({ skip: skip + pageSize }) }, "Next →")));
+}
+
+// ---- routing ---------------------------------------------------------------------
+
+async function route() {
+  generation++;
+  const hash = location.hash.replace(/^#/, "") || "/";
+  const [path, queryText] = hash.split("?");
+  const params = new URLSearchParams(queryText || "");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const section = parts[0] === "sqlite" ? "sqlite" : parts[0] === "replication" ? "replication" : "databases";
+  for (const link of document.querySelectorAll(".top nav a")) link.classList.toggle("active", link.dataset.section === section);
+  if (!session.name) return loginPage();
+  try {
+    if (parts.length === 0) return await databasesPage();
+    if (parts[0] === "db" && parts.length >= 2) {
+      const db = parts[1];
+      if (parts.length === 2) return await documentsPage(db, params);
+      if (parts[2] === "doc") return await documentPage(db, parts.slice(3).join("/"));
+      if (parts[2] === "new") return await documentPage(db, null);
+      if (parts[2] === "changes") return await changesPage(db);
+      if (parts[2] === "find") return await findPage(db);
+      if (parts[2] === "security") return await securityPage(db);
+    }
+    if (parts[0] === "replication") return await replicationPage();
+    if (parts[0] === "sqlite") {
+      if (parts.length === 1) return await sqliteFilesPage();
+      if (parts.length === 2) return await sqliteFilePage(parts[1]);
+      return await sqliteTablePage(parts[1], parts.slice(2).join("/"), params);
+    }
+    show(el("h1", {}, "Not found"), el("p", {}, el("a", { href: "#/" }, "Back to the databases")));
+  } catch (error) {
+    show(errorBox("The page failed: " + error.message));
+  }
+}
+
+window.addEventListener("hashchange", route);
+loadSession().then(route);
