@@ -65,6 +65,9 @@ function reason(answer) {
 }
 
 const enc = encodeURIComponent;
+/** A query string for the API: spaces as %20 (URLSearchParams writes "+",
+ * which the server, like a path, reads as a plus sign). */
+function qs(params) { return new URLSearchParams(params).toString().replace(/\+/g, "%20"); }
 function dbPath(db) { return "/" + enc(db); }
 function docPath(db, id) {
   if (id.startsWith("_design/")) return dbPath(db) + "/_design/" + enc(id.slice(8));
@@ -180,7 +183,7 @@ async function documentsPage(db, params) {
   const prefix = params.get("prefix") || "";
   const query = new URLSearchParams({ limit: String(pageSize + 1), skip: String(skip) });
   if (prefix) { query.set("startkey", JSON.stringify(prefix)); query.set("endkey", JSON.stringify(prefix + "\ufff0")); }
-  const [answer, info] = await Promise.all([api("GET", dbPath(db) + "/_all_docs?" + query), api("GET", dbPath(db))]);
+  const [answer, info] = await Promise.all([api("GET", dbPath(db) + "/_all_docs?" + qs(query)), api("GET", dbPath(db))]);
   if (answer.status === 401) return loginPage();
   if (answer.status !== 200) return show(crumbs(el("a", { href: "#/" }, "Databases"), db), errorBox(reason(answer)));
   const rows = answer.body.rows.slice(0, pageSize);
@@ -503,7 +506,7 @@ async function sqliteTablePage(file, name, params) {
   if (sort) { query.set("sort", sort); if (descending) query.set("descending", "true"); }
   if (column) { query.set("column", column); query.set("value", value); }
   const base = "/_sqlite/" + enc(file) + "/" + enc(name);
-  const answer = await api("GET", base + "?" + query);
+  const answer = await api("GET", base + "?" + qs(query));
   if (answer.status === 401) return loginPage();
   const head = [crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), el("a", { href: "#/sqlite/" + enc(file) }, file), name), el("h1", {}, name)];
   if (answer.status !== 200) return show(...head, errorBox(reason(answer)));
@@ -524,8 +527,8 @@ async function sqliteTablePage(file, name, params) {
       el("button", { type: "submit", id: "filter" }, "Filter"),
       column ? el("button", { type: "button", class: "secondary", onclick: () => go({ column: "", value: "", skip: 0 }) }, "Clear") : null,
       el("span", { class: "muted" }, "Export:"),
-      el("a", { class: "button secondary", id: "export-csv", href: base + "?" + exportQuery + "&format=csv" }, "CSV"),
-      el("a", { class: "button secondary", id: "export-json", href: base + "?" + exportQuery + "&format=json" }, "JSON")),
+      el("a", { class: "button secondary", id: "export-csv", href: base + "?" + qs(exportQuery) + "&format=csv" }, "CSV"),
+      el("a", { class: "button secondary", id: "export-json", href: base + "?" + qs(exportQuery) + "&format=json" }, "JSON")),
     el("p", { class: "muted", id: "row-count" }, total ? `Rows ${skip + 1}–${skip + answer.body.rows.length} of ${total}` : "No rows."),
     resultTable(columns, answer.body.rows, (c) => el("button", { type: "button", class: "sort", "data-column": c,
       "aria-label": "Sort by " + c, onclick: () => go({ sort: c, descending: sort === c && !descending, skip: 0 }) },

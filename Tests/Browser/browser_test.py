@@ -1,0 +1,327 @@
+"""The /_utils page in a real browser: Debian's Chromium, headless, driven
+by Selenium through Debian's chromedriver, against a `strata serve` that
+Tests/Browser/run started on loopback.
+
+Usage: browser_test.py BASE_URL SQLITE_FILE_NAME ARTIFACTS_DIR
+
+Each test prints its name and fails loudly; screenshots of every page go to
+ARTIFACTS_DIR (not committed) so a person can look.
+"""
+import base64
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+BASE, SQLITE_FILE, ARTIFACTS = sys.argv[1].rstrip("/"), sys.argv[2], sys.argv[3]
+ADMIN = ("admin", "secret")
+WAIT = 60  # generous: a busy CI machine is slow, never wrong
+
+# The seed's documents, pasted into the source editor as a person would.
+QUESTIONS = [
+    {"_id": "tabs-or-spaces", "question": "Tabs or spaces?",
+     "answers": [{"answer": "Tabs", "votes": []}, {"answer": "Spaces", "votes": []}]},
+    {"_id": "best-season", "question": "Which season do you like best?",
+     "answers": [{"answer": "Spring", "votes": []}, {"answer": "Summer", "votes": []},
+                 {"answer": "Autumn", "votes": []}, {"answer": "Winter", "votes": []}]},
+]
+DESIGN = """{
+   "_id": "_design/voting",
+   "updates": {
+       "addvote": "function(doc, req) { var json = JSON.parse(req.body); doc.answers[parseInt(json.answer)].votes.push(json.uid); return [doc, toJSON(doc)]}"
+   }
+}"""
+XSS = "<img src=x onerror=\"window.__xss=1\"><script>window.__xss=1</script>"
+
+
+def call(method, path, body=None):
+    """The HTTP API from outside the browser, as the seed's app calls it."""
+    request = urllib.request.Request(BASE + path, method=method,
+                                     data=None if body is None else json.dumps(body).encode())
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Authorization", "Basic " + base64.b64encode(":".join(ADMIN).encode()).decode())
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                 "--window-size=1280,900", "--no-proxy-server"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
+    driver.set_page_load_timeout(WAIT)
+    return driver
+
+
+driver = browser()
+# The page re-renders as answers come: an element found a moment ago may be
+# gone, which only means "not yet".
+wait = WebDriverWait(driver, WAIT, ignored_exceptions=[NoSuchElementException, StaleElementReferenceException])
+shots = 0
+
+
+def shot(name):
+    global shots
+    shots += 1
+    driver.save_screenshot(os.path.join(ARTIFACTS, f"{shots:02d}-{name}.png"))
+
+
+def find(css):
+    return wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
+def click(css):
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, css))).click()
+
+
+def text_appears(css, text):
+    wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
+
+
+def go(hash_):
+    """Opens the page afresh at a route (a fresh load: nothing of the page
+    before it can be found by mistake)."""
+    driver.get("about:blank")
+    driver.get(BASE + "/_utils/" + hash_)
+
+
+def paste(css, text):
+    """Replaces a textarea's text, typed as a person pastes it."""
+    area = find(css)
+    area.send_keys(Keys.CONTROL, "a")
+    area.send_keys(Keys.DELETE)
+    driver.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))", area, text)
+
+
+def no_xss():
+    assert driver.execute_script("return window.__xss === undefined"), "a document's or a cell's markup ran"
+
+
+def test(function):
+    print("browser test:", function.__name__, flush=True)
+    try:
+        function()
+    except Exception:
+        shot("FAILED-" + function.__name__)
+        raise
+    return function
+
+
+@test
+def sign_in_as_an_admin():
+    go("")
+    find("#login-name").send_keys("admin")
+    find("#login-password").send_keys("wrong")
+    click("#login-submit")
+    text_appears(".error", "Sign-in refused")
+    shot("sign-in-refused")
+    password = find("#login-password")
+    password.clear()
+    password.send_keys("secret", Keys.ENTER)  # the keyboard is enough
+    text_appears("#who", "admin")
+    find("#create-db")
+    shot("databases")
+
+
+@test
+def the_seeds_futon_steps():
+    # "Create database": voting.
+    find("#new-db-name").send_keys("voting")
+    click("#create-db")
+    text_appears("h1", "voting")
+    # "New document", "Source", paste the JSON, "Save" — for each question
+    # and for the design document.
+    for source in [json.dumps(q, indent=3) for q in QUESTIONS] + [DESIGN]:
+        go("#/db/voting")
+        click("#new-doc")
+        find("#source")
+        paste("#source", source)
+        shot("new-document")
+        click("#save")
+        wanted = json.loads(source)["_id"]
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "h1").text == wanted)
+    go("#/db/voting")
+    text_appears("tbody", "_design/voting")
+    text_appears("tbody", "tabs-or-spaces")
+    shot("documents")
+    # The seed's update call from outside now works.
+    status, answer = call("POST", "/voting/_design/voting/_update/addvote/tabs-or-spaces", {"answer": 1, "uid": "device-1"})
+    assert status == 201, (status, answer)
+    status, question = call("GET", "/voting/tabs-or-spaces")
+    assert question["answers"][1]["votes"] == ["device-1"], question
+
+
+@test
+def a_conflict_is_shown_with_the_current_revision():
+    go("#/db/voting/doc/best-season")
+    find("#source")
+    # Someone else saves the document meanwhile.
+    status, current = call("GET", "/voting/best-season")
+    current["question"] = "Which season, really?"
+    status, saved = call("PUT", "/voting/best-season", current)
+    assert status == 201
+    text = find("#source").get_attribute("value").replace('"Which season do you like best?"', '"Best season?"')
+    paste("#source", text)
+    click("#save")
+    text_appears("#conflict", saved["rev"])
+    shot("conflict")
+    click("#conflict button")
+    click("#save")
+    wait.until(lambda d: call("GET", "/voting/best-season")[1]["question"] == "Best season?")
+
+
+@test
+def conflicting_revisions_and_picking_the_winner():
+    call("PUT", "/voting/split?new_edits=false", {"_id": "split", "_rev": "2-aaaa", "v": "a", "_revisions": {"start": 2, "ids": ["aaaa", "1111"]}})
+    call("PUT", "/voting/split?new_edits=false", {"_id": "split", "_rev": "2-bbbb", "v": "b", "_revisions": {"start": 2, "ids": ["bbbb", "1111"]}})
+    go("#/db/voting/doc/split")
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".conflict")) == 2)
+    shot("conflicts")
+    # Keep the losing one: the winner is deleted.
+    keep = [c for c in driver.find_elements(By.CSS_SELECTOR, ".conflict") if "2-aaaa" in c.text][0]
+    keep.find_element(By.TAG_NAME, "button").click()
+    wait.until(lambda d: call("GET", "/voting/split?conflicts=true")[1].get("_rev") == "2-aaaa"
+               and "_conflicts" not in call("GET", "/voting/split?conflicts=true")[1])
+
+
+@test
+def markup_in_a_document_shows_as_text():
+    call("PUT", "/voting/xss", {"title": XSS})
+    call("PUT", "/voting/" + urllib.request.quote("<b>bold</b>", safe=""), {"x": 1})
+    go("#/db/voting")
+    text_appears("tbody", "<b>bold</b>")
+    assert not driver.find_elements(By.CSS_SELECTOR, "tbody b"), "an id became markup"
+    go("#/db/voting/doc/xss")
+    assert json.dumps(XSS)[1:-1] in find("#source").get_attribute("value")
+    go("#/db/voting/find")
+    paste("#mango", json.dumps({"selector": {"_id": "xss"}}))
+    click("#run-find")
+    text_appears("#find-result", "window.__xss=1")
+    assert not driver.find_elements(By.CSS_SELECTOR, "#find-result img, #find-result script")
+    no_xss()
+    shot("mango")
+
+
+@test
+def the_changes_feed_is_live():
+    go("#/db/voting/changes")
+    find("#changes li")
+    call("PUT", "/voting/arrived-live", {"n": 1})
+    text_appears("#changes", "arrived-live")
+    shot("changes")
+
+
+@test
+def security_and_a_replication_with_its_progress():
+    go("#/db/voting/security")
+    find("#security")
+    shot("security")
+    go("#/replication")
+    find("#rep-source").send_keys("voting")
+    find("#rep-target").send_keys("voting-copy")
+    click("#rep-start")
+    text_appears("#rep-jobs", "completed")
+    shot("replication")
+    status, info = call("GET", "/voting-copy")
+    assert status == 200 and info["doc_count"] >= 5, info
+
+
+@test
+def deleting_a_document_and_a_database():
+    go("#/db/voting/doc/arrived-live")
+    click("#delete-doc")
+    driver.switch_to.alert.accept()
+    wait.until(lambda d: call("GET", "/voting/arrived-live")[0] == 404)
+    go("")
+    row = wait.until(lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "tbody tr") if r.text.startswith("voting-copy")])
+    row[0].find_element(By.TAG_NAME, "button").click()
+    driver.switch_to.alert.accept()
+    wait.until(lambda d: call("GET", "/voting-copy")[0] == 404)
+
+
+@test
+def browsing_an_imported_sqlite_file():
+    go("#/sqlite")
+    click(f"a[href='#/sqlite/{SQLITE_FILE}']")
+    text_appears("h1", SQLITE_FILE)
+    shot("sqlite-file")
+    click("a[href$='/books']")
+    text_appears("#row-count", "of 10001")
+    # Sort by year, newest first: two clicks on the heading.
+    click("button.sort[data-column='original_publication_year']")
+    text_appears("button.sort[data-column='original_publication_year']", "▲")
+    click("button.sort[data-column='original_publication_year']")
+    text_appears("button.sort[data-column='original_publication_year']", "▼")
+    first = find("tbody tr").text
+    assert "2017" in first, first
+    shot("sqlite-sorted")
+    # Filter by a column's value.
+    Select(find("#filter-column")).select_by_visible_text("authors")
+    find("#filter-value").send_keys("Suzanne Collins", Keys.ENTER)
+    text_appears("#row-count", "of ")
+    rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert rows and all("Suzanne Collins" in r.text for r in rows), [r.text for r in rows]
+    shot("sqlite-filtered")
+    # The export link carries the filter, through the export code.
+    href = find("#export-csv").get_attribute("href")
+    csv = driver.execute_async_script("fetch(arguments[0]).then(r => r.text()).then(arguments[1])", href)
+    lines = csv.strip().split("\n")
+    assert lines[0].startswith("book_id,") and len(lines) == len(rows) + 1, lines[:3]
+    # A cell holding markup shows as text.
+    Select(find("#filter-column")).select_by_visible_text("book_id")
+    value = find("#filter-value")
+    value.clear()
+    value.send_keys("10001", Keys.ENTER)
+    text_appears("tbody", "window.__xss=1")
+    assert not driver.find_elements(By.CSS_SELECTOR, "tbody img, tbody script")
+    no_xss()
+    shot("sqlite-markup-cell")
+
+
+@test
+def the_sql_box_runs_queries_and_shows_sqlites_errors():
+    go(f"#/sqlite/{SQLITE_FILE}")
+    paste("#sql", "SELECT authors, count(*) AS books FROM books GROUP BY authors ORDER BY books DESC LIMIT 5")
+    click("#run-sql")
+    text_appears("#sql-result", "Stephen King")
+    shot("sql-result")
+    paste("#sql", "SELEC nothing")
+    find("#sql").send_keys(Keys.CONTROL, Keys.ENTER)
+    text_appears("#sql-result .error", 'near "SELEC": syntax error')
+    paste("#sql", "DELETE FROM books")
+    click("#run-sql")
+    text_appears("#sql-result .error", "read-only")
+    shot("sql-errors")
+    assert call("POST", f"/_sqlite/{SQLITE_FILE}/_query", {"sql": "SELECT count(*) FROM books"})[1]["rows"] == [[10001]]
+
+
+@test
+def readable_on_a_phone():
+    driver.set_window_size(390, 844)
+    go("#/db/voting/doc/tabs-or-spaces")
+    find("#source")
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    assert width <= 400, f"the page is {width}px wide on a 390px screen"
+    shot("phone-document")
+    go(f"#/sqlite/{SQLITE_FILE}/books")
+    find("tbody tr")
+    shot("phone-table")
+
+
+driver.quit()
+print(f"browser tests passed; {shots} screenshots in {ARTIFACTS}")
