@@ -82,22 +82,32 @@ final class ReplicationJobs: @unchecked Sendable {
             "source": .string(source), "target": .string(target),
             "started_on": .int(Int(started.timeIntervalSince1970)),
             "updated_on": .int(Int(Date().timeIntervalSince1970)),
+        ]
+        for (name, value) in stats(progress) { o[name] = value }
+        o["source_seq"] = progress.lastSequence
+        if let error { o["last_error"] = .string(error) }
+        return o
+    }
+
+    /// A replication's counts, as `_active_tasks`, `_scheduler` and a
+    /// completed `_replicator` document's `_replication_stats` show them.
+    static func stats(_ progress: ReplicationProgress) -> JSONObject {
+        [
             "docs_read": .int(progress.documentsRead), "docs_written": .int(progress.documentsWritten),
             "doc_write_failures": .int(progress.documentWriteFailures),
             "missing_revisions_found": .int(progress.revisionsMissing),
             "revisions_checked": .int(progress.revisionsChecked),
-            "source_seq": progress.lastSequence, "checkpointed_source_seq": progress.lastSequence,
-            "through_seq": progress.lastSequence,
+            "checkpointed_source_seq": progress.lastSequence, "through_seq": progress.lastSequence,
             "changes_pending": progress.pending.map(JSON.int) ?? .null,
         ]
-        if let error { o["last_error"] = .string(error) }
-        return o
     }
 
     /// One replication as `_scheduler/jobs` shows it.
     static func job(id: String, docID: String?, source: String, target: String, started: Date,
                     progress: ReplicationProgress, error: String?) -> JSONObject {
         let start = ReplicatorDatabase.timestamp(started)
+        var info = stats(progress)
+        info["source_seq"] = progress.lastSequence
         var history: [JSON] = [.object(["timestamp": .string(start), "type": "started"])]
         if let error { history.insert(.object(["timestamp": .string(ReplicatorDatabase.timestamp(Date())), "type": "crashed", "reason": .string(error)]), at: 0) }
         return [
@@ -105,8 +115,7 @@ final class ReplicationJobs: @unchecked Sendable {
             "doc_id": docID.map(JSON.string) ?? .null, "history": .array(history),
             "node": "strata@127.0.0.1", "source": .string(source), "target": .string(target),
             "user": .null, "start_time": .string(start),
-            "info": .object(JSONObject(task(id: id, source: source, target: target, continuous: false, started: started,
-                                            progress: progress, error: nil).filter { !["type", "replication_id", "continuous", "source", "target", "started_on", "updated_on"].contains($0.key) })),
+            "info": .object(info),
         ]
     }
 }

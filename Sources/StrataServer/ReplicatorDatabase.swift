@@ -197,7 +197,7 @@ final class ReplicatorDatabase: @unchecked Sendable {
                     $0.state = "completed"
                 }
                 await finish(id, fingerprint: fingerprint, db: db, fields: [
-                    "_replication_state": "completed", "_replication_stats": Self.stats(progress),
+                    "_replication_state": "completed", "_replication_stats": .object(ReplicationJobs.stats(progress)),
                 ])
                 return
             } catch {
@@ -244,17 +244,6 @@ final class ReplicatorDatabase: @unchecked Sendable {
     /// `2026-11-24T10:15:00Z`, as CouchDB writes times.
     static func timestamp(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
 
-    static func stats(_ progress: ReplicationProgress) -> JSON {
-        .object([
-            "docs_read": .int(progress.documentsRead), "docs_written": .int(progress.documentsWritten),
-            "doc_write_failures": .int(progress.documentWriteFailures),
-            "missing_revisions_found": .int(progress.revisionsMissing),
-            "revisions_checked": .int(progress.revisionsChecked),
-            "checkpointed_source_seq": progress.lastSequence, "through_seq": progress.lastSequence,
-            "changes_pending": progress.pending.map(JSON.int) ?? .null,
-        ])
-    }
-
     // MARK: what `_scheduler` shows
 
     /// `_scheduler/docs` entries, by document id.
@@ -273,7 +262,7 @@ final class ReplicatorDatabase: @unchecked Sendable {
         if let error = entry.error {
             info = .object(["error": .string(error)])
         } else if entry.state == "running" || entry.state == "completed" {
-            info = stats(entry.progress)
+            info = .object(ReplicationJobs.stats(entry.progress))
         }
         let running = entry.state == "running" || entry.state == "crashing"
         return .object([

@@ -57,7 +57,7 @@ struct SQLiteBrowser: Sendable {
                              "notnull": .bool(try column["notnull"] as Int != 0), "pk": .int(try column["pk"])])
                 }
                 let count = try db.withTimeLimit(timeLimit) {
-                    try Row.fetchAll(db, sql: "SELECT count(*) AS n FROM \(quoteIdentifier(table))").first.map { try $0["n"] as Int } ?? 0
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoteIdentifier(table))") ?? 0
                 }
                 tables.append(.object(["name": .string(table), "type": .string(try object["type"]), "rows": .int(count),
                                        "sql": .string(try object["sql"] as String? ?? ""), "columns": .array(columns)]))
@@ -68,7 +68,7 @@ struct SQLiteBrowser: Sendable {
 
     /// The SQL of a table page; the filter's value is an argument.
     func tableQuery(_ db: Database, table: String, sort: String?, descending: Bool, column: String?, value: String?) throws -> (sql: String, arguments: StatementArguments) {
-        let known = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table]).map { try $0["name"] as String }
+        let known = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table])
         guard !known.isEmpty else { throw DocumentError(.notFound, "No table or view named \(table)") }
         var sql = "SELECT * FROM \(quoteIdentifier(table))"
         var arguments: [(any DatabaseValueConvertible)?] = []
@@ -90,7 +90,7 @@ struct SQLiteBrowser: Sendable {
         return try queue.read { db in
             let (sql, arguments) = try tableQuery(db, table: table, sort: sort, descending: descending, column: column, value: value)
             return try db.withTimeLimit(timeLimit) {
-                let total = try Row.fetchAll(db, sql: "SELECT count(*) AS n FROM (\(sql))", arguments: arguments).first.map { try $0["n"] as Int } ?? 0
+                let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(sql))", arguments: arguments) ?? 0
                 let statement = try db.makeStatement(sql: sql + " LIMIT ? OFFSET ?")
                 let rows = try Row.fetchAll(statement, arguments: StatementArguments(arguments.values + [limit as (any DatabaseValueConvertible)?, skip]))
                 return .object(["columns": .array(statement.columnNames.map(JSON.string)), "rows": .array(rows.map(Self.json)),
@@ -115,10 +115,9 @@ struct SQLiteBrowser: Sendable {
                     ran += 1
                 }
                 guard ran > 0 else { throw DocumentError(.badRequest, "The SQL box is empty") }
-                let elapsed = ContinuousClock.now - started
                 return .object(["columns": .array(columns.map(JSON.string)), "rows": .array(rows.map(Self.json)),
                                 "changes": .int(db.changesCount),
-                                "elapsed_ms": Self.number(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)])
+                                "elapsed_ms": Self.number((ContinuousClock.now - started) / .milliseconds(1))])
             }
         }
     }

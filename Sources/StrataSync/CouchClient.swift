@@ -300,8 +300,8 @@ public final class CouchClient: Sendable {
     }
 }
 
-/// A value shared by every request of a client.
-private final class Box<Value>: @unchecked Sendable {
+/// A value shared by every request of a client, or by copies of a value.
+final class Box<Value>: @unchecked Sendable {
     // @unchecked: `stored` is only touched under `lock`.
     private let lock = NSLock()
     private var stored: Value

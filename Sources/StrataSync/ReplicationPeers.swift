@@ -86,7 +86,7 @@ public enum ReplicationFilter: Sendable {
 struct RemotePeer: ReplicationPeer {
     let db: RemoteDatabase
     /// Whether `_bulk_get` answered; off after a 404/405/400, as PouchDB.
-    private let bulkGetWorks = Flag(true)
+    private let bulkGetWorks = Box(true)
 
     init(db: RemoteDatabase) { self.db = db }
 
@@ -279,15 +279,3 @@ func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thr
 }
 
 private let blockingQueue = DispatchQueue(label: "strata.sync.sqlite", attributes: .concurrent)
-
-/// A Boolean shared by copies of a value.
-final class Flag: @unchecked Sendable {
-    // @unchecked: `stored` is only touched under `lock`.
-    private let lock = NSLock()
-    private var stored: Bool
-    init(_ value: Bool) { stored = value }
-    var value: Bool {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-}

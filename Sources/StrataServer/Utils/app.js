@@ -86,6 +86,11 @@ function bytes(n) {
 
 function pretty(value) { return JSON.stringify(value, null, 2); }
 
+/** A textarea's JSON, or undefined with the parse error shown in `problem`. */
+function parseSource(textarea, problem) {
+  try { return JSON.parse(textarea.value); } catch (e) { problem.replaceChildren(errorBox("Not valid JSON: " + e.message)); return undefined; }
+}
+
 function table(headings, rows) {
   return el("div", { class: "scroll" }, el("table", {},
     el("thead", {}, el("tr", {}, headings.map((h) => el("th", { scope: "col" }, h)))),
@@ -93,6 +98,9 @@ function table(headings, rows) {
 }
 
 function crumbs(...parts) { return el("div", { class: "crumbs" }, parts.flatMap((p, i) => i ? [" / ", p] : [p])); }
+
+/** Databases / db / where: the trail of a database's pages. */
+function dbCrumbs(db, where) { return crumbs(el("a", { href: "#/" }, "Databases"), el("a", { href: "#/db/" + enc(db) }, db), where); }
 
 function dbTabs(db, active) {
   const tab = (name, href, label) => el("a", { href, class: active === name ? "active" : null, "aria-current": active === name ? "page" : null }, label);
@@ -217,7 +225,7 @@ async function documentPage(db, id) {
   if (!isNew) {
     const answer = await api("GET", docPath(db, id) + "?conflicts=true&revs_info=true");
     if (answer.status === 401) return loginPage();
-    if (answer.status !== 200) return show(crumbs(el("a", { href: "#/" }, "Databases"), el("a", { href: "#/db/" + enc(db) }, db), id), errorBox(reason(answer)));
+    if (answer.status !== 200) return show(dbCrumbs(db, id), errorBox(reason(answer)));
     current = answer.body;
     conflicts = current._conflicts || [];
     revsInfo = current._revs_info || [];
@@ -232,8 +240,8 @@ async function documentPage(db, id) {
   const problem = el("div", { id: "doc-problem" });
   const save = async (event) => {
     event.preventDefault();
-    let doc;
-    try { doc = JSON.parse(source.value); } catch (e) { problem.replaceChildren(errorBox("Not valid JSON: " + e.message)); return; }
+    const doc = parseSource(source, problem);
+    if (doc === undefined) return;
     if (typeof doc !== "object" || doc === null || Array.isArray(doc)) { problem.replaceChildren(errorBox("A document is a JSON object.")); return; }
     const answer = doc._id ? await api("PUT", docPath(db, doc._id), doc) : await api("POST", dbPath(db), doc);
     if (answer.status === 409) {
@@ -254,7 +262,12 @@ async function documentPage(db, id) {
     const target = docLink(db, answer.body.id);
     if (location.hash === target) route(); else location.hash = target;
   };
-  const format = () => { try { source.value = pretty(JSON.parse(source.value)); problem.replaceChildren(); } catch (e) { problem.replaceChildren(errorBox("Not valid JSON: " + e.message)); } };
+  const format = () => {
+    const doc = parseSource(source, problem);
+    if (doc === undefined) return;
+    source.value = pretty(doc);
+    problem.replaceChildren();
+  };
   const remove = async () => {
     if (!confirm("Delete " + id + "?")) return;
     const answer = await api("DELETE", docPath(db, id) + "?rev=" + enc(current._rev));
@@ -263,7 +276,7 @@ async function documentPage(db, id) {
     location.hash = "#/db/" + enc(db);
   };
   const parts = [
-    crumbs(el("a", { href: "#/" }, "Databases"), el("a", { href: "#/db/" + enc(db) }, db), isNew ? "new document" : id),
+    dbCrumbs(db, isNew ? "new document" : id),
     el("h1", {}, isNew ? "New document" : id),
     el("form", { class: "panel", onsubmit: save },
       el("label", { class: "block", for: "source" }, "Source"),
@@ -304,7 +317,7 @@ async function changesPage(db) {
   const mine = generation;
   const list = el("ul", { class: "changes", id: "changes", "aria-live": "polite" });
   const status = el("p", { class: "muted" }, "Listening for changes…");
-  show(crumbs(el("a", { href: "#/" }, "Databases"), el("a", { href: "#/db/" + enc(db) }, db), "changes"),
+  show(dbCrumbs(db, "changes"),
     el("h1", {}, db), dbTabs(db, "changes"), status, list);
   const add = (change, fresh) => {
     const item = el("li", { class: fresh ? "fresh" : null },
@@ -333,12 +346,12 @@ async function findPage(db) {
   const query = el("textarea", { id: "mango", class: "short", spellcheck: "false", "aria-label": "Mango query (JSON)" });
   query.value = pretty({ selector: { _id: { $gt: null } }, limit: 25 });
   const out = el("div", { id: "find-result" });
-  show(crumbs(el("a", { href: "#/" }, "Databases"), el("a", { href: "#/db/" + enc(db) }, db), "Mango query"),
+  show(dbCrumbs(db, "Mango query"),
     el("h1", {}, db), dbTabs(db, "find"),
     el("form", { class: "panel", onsubmit: async (event) => {
       event.preventDefault();
-      let body;
-      try { body = JSON.parse(query.value); } catch (e) { out.replaceChildren(errorBox("Not valid JSON: " + e.message)); return; }
+      const body = parseSource(query, out);
+      if (body === undefined) return;
       const answer = await api("POST", dbPath(db) + "/_find", body);
       if (answer.status !== 200) { out.replaceChildren(errorBox(reason(answer))); return; }
       out.replaceChildren(
@@ -358,13 +371,13 @@ async function securityPage(db) {
   const source = el("textarea", { id: "security", class: "short", spellcheck: "false", "aria-label": "Security object (JSON)" });
   source.value = pretty(answer.body || {});
   const problem = el("div");
-  show(crumbs(el("a", { href: "#/" }, "Databases"), el("a", { href: "#/db/" + enc(db) }, db), "security"),
+  show(dbCrumbs(db, "security"),
     el("h1", {}, db), dbTabs(db, "security"),
     el("p", { class: "muted" }, "Admins and members by name or role. With no members, anyone may read and write the database's documents."),
     el("form", { class: "panel", onsubmit: async (event) => {
       event.preventDefault();
-      let body;
-      try { body = JSON.parse(source.value); } catch (e) { problem.replaceChildren(errorBox("Not valid JSON: " + e.message)); return; }
+      const body = parseSource(source, problem);
+      if (body === undefined) return;
       const saved = await api("PUT", dbPath(db) + "/_security", body);
       if (saved.status !== 200) { problem.replaceChildren(errorBox(reason(saved))); return; }
       problem.replaceChildren();
