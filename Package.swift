@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import CompilerPluginSupport
 import PackageDescription
 
 /// A seed workflow as a small executable under `Examples/`.
@@ -15,6 +16,8 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
+        // `@Record`: opt-in, so that `Strata` alone builds without swift-syntax.
+        .library(name: "StrataMacros", targets: ["StrataMacros"]),
         .library(name: "StrataDocuments", targets: ["StrataDocuments"]),
         .library(name: "StrataServer", targets: ["StrataServer"]),
         .library(name: "StrataSync", targets: ["StrataSync"]),
@@ -38,6 +41,11 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         // Already in the server's graph; the documents tests gzip bodies with it.
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        // Only the `@Record` macro's compiler plugin (the StrataMacros
+        // product) uses it.
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
+        // Snapshot tests of the macro's expansions.
+        .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
     ],
     targets: [
         .systemLibrary(
@@ -54,6 +62,20 @@ let package = Package(
             ]
         ),
         .target(name: "Strata", dependencies: ["StrataSQLite"]),
+        // The `@Record` macro's implementation: a compiler plugin, run by the
+        // compiler, never linked into an app.
+        .macro(
+            name: "StrataMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        // The macros' declarations, for apps: `import StrataMacros`.
+        .target(name: "StrataMacros", dependencies: ["Strata", "StrataMacrosPlugin"]),
         // CouchDB's document model on SQLite: depends on Strata only, so an
         // app can embed it.
         .target(name: "StrataDocuments", dependencies: ["Strata"]),
@@ -123,6 +145,16 @@ let package = Package(
             name: "StrataTests",
             dependencies: ["Strata", "StrataTestHelpers"],
             resources: [.copy("Resources")]
+        ),
+        // `@Record`: its expansions as snapshots, and records that use it
+        // against real SQLite.
+        .testTarget(
+            name: "StrataMacrosTests",
+            dependencies: [
+                "Strata", "StrataMacros", "StrataMacrosPlugin", "StrataTestHelpers",
+                .product(name: "MacroTesting", package: "swift-macro-testing"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+            ]
         ),
         // The documents store and the server, against real SQLite and real
         // HTTP on loopback.

@@ -15,6 +15,7 @@ let package = Package(
             name: "StrataBenchmarks",
             dependencies: [
                 .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataMacros", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

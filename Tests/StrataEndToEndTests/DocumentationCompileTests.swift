@@ -6,7 +6,8 @@ import Testing
 /// them, with the Swift compiler run on each document.
 @Suite struct DocumentationCompileTests {
     /// Each document's Swift blocks, in order, pasted into a fresh
-    /// `main.swift` that imports only Foundation and Strata, type-check with
+    /// `main.swift` that imports only Foundation and Strata (and
+    /// StrataMacros, with its compiler plugin, where `@Record` appears), type-check with
     /// the Swift 6 language mode: no helper of the tests, no mix of the sync
     /// and async forms in one context.
     @Test(arguments: ["README.md", "Sources/Strata/Strata.docc/GettingStarted.md", "Sources/Strata/Strata.docc/TypedQueries.md", "Sources/Strata/Strata.docc/Records.md", "Sources/Strata/Strata.docc/ImportingData.md", "Sources/Strata/Strata.docc/ConcurrencyAndObservation.md", "Sources/Strata/Strata.docc/Strata.md"])
@@ -15,8 +16,9 @@ import Testing
             contentsOf: packageRoot(from: #filePath).appendingPathComponent(document), encoding: .utf8)
         let blocks = swiftBlocks(in: text).filter { !$0.hasPrefix("// Package.swift") }
         guard !blocks.isEmpty else { return }
+        let usesMacros = blocks.contains { $0.contains("import StrataMacros") }
         let program = "import Foundation\nimport Strata\n\n" + blocks.joined(separator: "\n\n") + "\n"
-        let (status, diagnostics) = try typeCheck(program)
+        let (status, diagnostics) = try typeCheck(program.replacingOccurrences(of: "\nimport StrataMacros\n", with: "\n"), macros: usesMacros)
         #expect(status == 0, "\(document) does not compile as pasted:\n\(diagnostics)")
     }
 
@@ -50,19 +52,27 @@ import Testing
     /// Type-checks `program` as a `main.swift` in the Swift 6 language mode
     /// against the built Strata module: the compiler's exit status and
     /// diagnostics.
-    private func typeCheck(_ program: String) throws -> (Int32, String) {
+    private func typeCheck(_ program: String, macros: Bool = false) throws -> (Int32, String) {
         let root = packageRoot(from: #filePath)
         let folder = URL(fileURLWithPath: try makeTemporaryPath("main.swift")).deletingLastPathComponent()
         let file = folder.appendingPathComponent("main.swift")
-        try program.write(to: file, atomically: true, encoding: .utf8)
-        let modules = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("Modules")
+        let products = Bundle.module.bundleURL.deletingLastPathComponent()
+        let modules = products.appendingPathComponent("Modules")
+        var macroArguments: [String] = []
+        if macros {
+            // `swift test` builds the plugin for StrataMacrosTests.
+            let plugin = products.appendingPathComponent("StrataMacrosPlugin-tool").path
+            #expect(FileManager.default.isExecutableFile(atPath: plugin), "no macro plugin at \(plugin)")
+            macroArguments = ["-load-plugin-executable", plugin + "#StrataMacrosPlugin"]
+        }
+        try ((macros ? "import StrataMacros\n" : "") + program).write(to: file, atomically: true, encoding: .utf8)
         let compiler = try #require(findSwiftCompiler(), "no swiftc on PATH")
         let process = Process()
         process.executableURL = compiler
         process.arguments = [
             "-typecheck", "-swift-version", "6", "-I", modules.path,
             "-I", root.appendingPathComponent("Sources/CSQLite").path, file.path,
-        ]
+        ] + macroArguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output

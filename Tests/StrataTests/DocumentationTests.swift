@@ -5,11 +5,10 @@ import Testing
 
 // MARK: - README and Records article types
 
-struct Film: DatabaseRecord {
+struct Show: DatabaseRecord {
     var id: Int64?          // INTEGER PRIMARY KEY, filled in on insert
     var title: String       // TEXT NOT NULL
-    var year: Int?          // INTEGER, NULL allowed
-    var tags: [String] = [] // nested Codable: stored as JSON text
+    var seasons: Int?       // INTEGER, NULL allowed
 }
 
 struct Recipe: DatabaseRecord, Equatable {
@@ -222,18 +221,19 @@ final class UploadQueue: TransactionObserver {
 
     @Test func readmeRecords() throws {
         let store = try DatabaseQueue()
-        let film = try store.write { db in
-            try db.create(table: Film.self)
-            var film = Film(id: nil, title: "Heat", year: 1995, tags: ["crime"])
-            try film.insert(db)     // film.id == 1
-            film.year = 1996
-            try film.update(db)
-            return film
+        let show = try store.write { db in
+            try db.create(table: Show.self)
+            var show = Show(id: nil, title: "The Wire", seasons: 5)
+            try show.insert(db)     // show.id == 1
+            show.seasons = 6
+            try show.update(db)
+            return show
         }
-        let films = try store.read { db in
-            try Film.fetchAll(db, Film.table.order(Column<String>("title")))
+        let shows = try store.read { db in
+            try Show.fetchAll(db, Show.table.order(Column<String>("title")))
         }
-        #expect(film.id == 1 && films.map(\.year) == [1996] && films.map(\.tags) == [["crime"]])
+        #expect(show.id == 1 && shows.map(\.seasons) == [6])
+        #expect(try store.read { db in try Show.filter(Column<Int?>("seasons") > 3).fetchAll(db) }.count == 1)
     }
 
     // MARK: - Typed queries (DocC)
@@ -611,7 +611,9 @@ final class UploadQueue: TransactionObserver {
     func everySwiftExampleAppearsInThisFile(_ document: String) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
+        // `@Record` examples are compiled in the macros' test target.
+        let macroExamples = root.appendingPathComponent("Tests/StrataMacrosTests/DocumentationMacroTests.swift").path
+        let source = try (String(contentsOfFile: #filePath, encoding: .utf8) + "\n" + String(contentsOfFile: macroExamples, encoding: .utf8))
             .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         let blocks = swiftBlocks(in: text).filter { !$0.hasPrefix("// Package.swift") }
         #expect(!blocks.isEmpty)

@@ -51,6 +51,21 @@ enum RawC {
         return sum
     }
 
+    /// Fetches the rows where `i0 >= 0` (every row), a bound parameter, as a
+    /// typed query does; returns the sum of the ten columns.
+    static func fetchWhere(_ path: String) throws -> Int {
+        let connection = try open(path)
+        defer { sqlite3_close(connection) }
+        let statement = try prepare(connection, "SELECT * FROM items WHERE i0 >= ?")
+        defer { sqlite3_finalize(statement) }
+        sqlite3_bind_int64(statement, 1, 0)
+        var sum = 0
+        while sqlite3_step(statement) == SQLITE_ROW {
+            for column in 0..<10 { sum &+= Int(sqlite3_column_int64(statement, Int32(column))) }
+        }
+        return sum
+    }
+
     /// Inserts rows in one transaction into a new table; returns the row count.
     static func insert(_ path: String, rowCount: Int) throws -> Int {
         let connection = try open(path)

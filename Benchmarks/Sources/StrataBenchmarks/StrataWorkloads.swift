@@ -1,4 +1,12 @@
 import Strata
+import StrataMacros
+
+/// The same record, with `@Record`: read by the generated `init(row:)`,
+/// written by the generated `encodeColumns(into:)`.
+@Record(table: "items", withoutPrimaryKey: true)
+struct MacroItem {
+    var i0, i1, i2, i3, i4, i5, i6, i7, i8, i9: Int
+}
 
 struct StrataItem: DatabaseRecord {
     var i0, i1, i2, i3, i4, i5, i6, i7, i8, i9: Int
@@ -79,6 +87,30 @@ enum StrataBench {
     static func fetchRowRecords(_ path: String) throws -> Int {
         let db = try Database(path: path)
         return try StrataRowItem.fetchAll(db).reduce(0) { $0 &+ $1.i0 &+ $1.i1 &+ $1.i2 &+ $1.i3 &+ $1.i4 &+ $1.i5 &+ $1.i6 &+ $1.i7 &+ $1.i8 &+ $1.i9 }
+    }
+
+    static func fetchMacroRecords(_ path: String) throws -> Int {
+        let db = try Database(path: path)
+        return try MacroItem.fetchAll(db).reduce(0) { $0 &+ $1.i0 &+ $1.i1 &+ $1.i2 &+ $1.i3 &+ $1.i4 &+ $1.i5 &+ $1.i6 &+ $1.i7 &+ $1.i8 &+ $1.i9 }
+    }
+
+    /// A typed query through the generated columns.
+    static func fetchMacroQuery(_ path: String) throws -> Int {
+        let db = try Database(path: path)
+        return try MacroItem.filter { $0.i0 >= 0 }.fetchAll(db)
+            .reduce(0) { $0 &+ $1.i0 &+ $1.i1 &+ $1.i2 &+ $1.i3 &+ $1.i4 &+ $1.i5 &+ $1.i6 &+ $1.i7 &+ $1.i8 &+ $1.i9 }
+    }
+
+    static func insertMacroRecords(_ path: String, rowCount: Int) throws -> Int {
+        let db = try Database(path: path)
+        try db.execute(sql: createItems)
+        try db.transaction {
+            for row in 0..<rowCount {
+                var item = MacroItem(i0: row, i1: row + 1, i2: row + 2, i3: row + 3, i4: row + 4, i5: row + 5, i6: row + 6, i7: row + 7, i8: row + 8, i9: row + 9)
+                try item.insert(db)
+            }
+        }
+        return rowCount
     }
 
     static func insertPositional(_ path: String, rowCount: Int) throws -> Int {

@@ -32,6 +32,10 @@ var workloads: [Workload] = [
              strata: { try StrataBench.fetchCodable(fetchPath) }, grdb: { try GRDBBench.fetchCodable(fetchPath) }),
     Workload(name: "fetch, records with init(row:) by name (RowDecodable; GRDB FetchableRecord)", raw: { try RawC.fetch(fetchPath) },
              strata: { try StrataBench.fetchRowRecords(fetchPath) }, grdb: { try GRDBBench.fetchRowRecords(fetchPath) }),
+    Workload(name: "fetch, @Record records (generated init(row:))", raw: { try RawC.fetch(fetchPath) },
+             strata: { try StrataBench.fetchMacroRecords(fetchPath) }, grdb: { try GRDBBench.fetchRowRecords(fetchPath) }),
+    Workload(name: "fetch, @Record typed query (filter { $0.i0 >= 0 })", raw: { try RawC.fetchWhere(fetchPath) },
+             strata: { try StrataBench.fetchMacroQuery(fetchPath) }, grdb: nil),
     Workload(name: "insert, positional arguments", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
              strata: { try StrataBench.insertPositional(insertPath, rowCount: insertRows) }, grdb: { try GRDBBench.insertPositional(insertPath, rowCount: insertRows) }),
     Workload(name: "insert, positional values bound directly (execute(binding:))", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
@@ -42,6 +46,8 @@ var workloads: [Workload] = [
              strata: { try StrataBench.insertDSL(insertPath, rowCount: insertRows) }, grdb: nil),
     Workload(name: "insert, Codable records", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
              strata: { try StrataBench.insertCodable(insertPath, rowCount: insertRows) }, grdb: { try GRDBBench.insertCodable(insertPath, rowCount: insertRows) }),
+    Workload(name: "insert, @Record records (generated encodeColumns(into:))", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
+             strata: { try StrataBench.insertMacroRecords(insertPath, rowCount: insertRows) }, grdb: { try GRDBBench.insertCodable(insertPath, rowCount: insertRows) }),
 ]
 
 if let filter { workloads = workloads.filter { $0.name.contains(filter) } }

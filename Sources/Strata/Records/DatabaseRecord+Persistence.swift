@@ -58,6 +58,10 @@ extension DatabaseRecord {
     }
 
     private mutating func insertOrThrow(_ db: Database) throws {
+        if let insert = try Self.generatedInsert(db) {
+            try insertGenerated(db, insert)
+            return
+        }
         if try insertByBinding(db) { return }
         let encoded = try EncodedRecord(self)
         try Self.checkKeyColumns(encoded)
@@ -79,6 +83,36 @@ extension DatabaseRecord {
             try didInsert(rowID: db.lastInsertedRowID, primaryKeyColumn: Self.databasePrimaryKey[0])
         }
         return true
+    }
+
+    /// Inserts a ``GeneratedRecord``: its generated code binds each stored
+    /// property straight into the type's cached INSERT.
+    private mutating func insertGenerated(_ db: Database, _ insert: GeneratedInsert) throws {
+        try insert.statement.prepareForBinding()
+        var values = RecordValues(statement: insert.sqliteStatement)
+        _ = try _encodeGenerated(to: &values)
+        // An error names the values, as the general path's does.
+        try insert.statement.runBound { (try? EncodedRecord(self)).map { StatementArguments($0.values) } }
+        if values.primaryKeyIsNull {
+            try didInsert(rowID: db.lastInsertedRowID, primaryKeyColumn: Self.databasePrimaryKey[0])
+        }
+    }
+
+    /// A ``GeneratedRecord``'s cached INSERT of every stored column, made
+    /// on first use and kept on the connection under the type's identifier;
+    /// nil for a `Codable` record.
+    private static func generatedInsert(_ db: Database) throws -> GeneratedInsert? {
+        let type = ObjectIdentifier(Self.self)
+        if let cached = db.layerCache[type] {
+            // Only the Records layer stores under a record type's identifier:
+            // a Codable record's encoder, or this.
+            guard let insert = cached as? GeneratedInsert else { return nil }
+            if !insert.statement.isBusy { return insert }
+        }
+        guard let columns = _generatedColumns else { return nil }
+        let insert = GeneratedInsert(statement: try db.makeStatement(sql: insertSQL(columns.map(\.name), resolution: nil)))
+        db.layerCache[type] = insert
+        return insert
     }
 
     /// The record type's cached INSERT, kept on the connection under the
@@ -294,6 +328,17 @@ extension DatabaseRecord {
             "\(column) = \((encoded.value(of: column) ?? nil)?.databaseValue.description ?? "NULL")"
         }.joined(separator: ", ")
         return RecordError(kind: .notFound, tableName: databaseTableName, message: "no row with \(description)")
+    }
+}
+
+/// A generated record type's prepared INSERT, cached on a connection.
+final class GeneratedInsert {
+    let statement: Statement
+    let sqliteStatement: OpaquePointer
+
+    init(statement: Statement) {
+        self.statement = statement
+        self.sqliteStatement = statement.sqliteStatement
     }
 }
 

@@ -64,6 +64,14 @@ public protocol DatabaseRecord: Codable {
     /// calling `init(row:)` for a record that also conforms to
     /// ``RowDecodable``. There is no need to implement it.
     static func makeRowReader() -> (LiveRow) throws -> Self
+
+    /// The stored columns of a ``GeneratedRecord``; nil for a `Codable`
+    /// record. Strata provides it.
+    static var _generatedColumns: [RecordColumnDefinition]? { get }
+
+    /// Writes a ``GeneratedRecord``'s stored properties and returns true;
+    /// returns false for a `Codable` record. Strata provides it.
+    func _encodeGenerated(to values: inout RecordValues) throws -> Bool
 }
 
 /// A foreign key of a record's table, for ``DatabaseRecord/databaseForeignKeys``.
@@ -108,6 +116,10 @@ extension DatabaseRecord {
     }
 
     public static var databaseIgnoredColumns: Set<String> { [] }
+
+    public static var _generatedColumns: [RecordColumnDefinition]? { nil }
+
+    public func _encodeGenerated(to values: inout RecordValues) throws -> Bool { false }
 
     public static var databaseUniqueKeys: [[String]] { [] }
 

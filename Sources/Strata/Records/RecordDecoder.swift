@@ -277,7 +277,7 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 }
 
 /// A short description of a JSON decoding failure, without the data.
-private func jsonProblem(_ error: any Error) -> String {
+func jsonProblem(_ error: any Error) -> String {
     switch error {
     case DecodingError.dataCorrupted(let context): return "data corrupted: " + context.debugDescription
     case DecodingError.keyNotFound(let key, _): return "missing key \"\(key.stringValue)\""

@@ -7,6 +7,13 @@ struct EncodedRecord {
     var values: [(any DatabaseValueConvertible)?] = []
 
     init<Record: DatabaseRecord>(_ record: Record) throws {
+        if let generated = Record._generatedColumns {
+            var values = RecordValues(collectingCapacity: generated.count)
+            _ = try record._encodeGenerated(to: &values)
+            columns = generated.map(\.name)
+            self.values = values.values
+            return
+        }
         let storage = EncodingStorage(ignored: Record.databaseIgnoredColumns, tableName: Record.databaseTableName)
         try record.encode(to: RecordEncoder(storage: storage))
         columns = storage.columns

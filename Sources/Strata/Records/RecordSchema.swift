@@ -21,6 +21,14 @@ struct RecordSchema: Sendable {
     static func of<T: DatabaseRecord>(_ type: T.Type) throws -> RecordSchema {
         let key = ObjectIdentifier(type)
         if let schema = cacheLock.withLock({ cache[key] }) { return schema }
+        if let generated = T._generatedColumns {
+            // `@Record` wrote the columns at compile time.
+            let schema = RecordSchema(columns: generated.map {
+                Column(name: $0.name, declaredType: $0.declaredType, isOptional: $0.isOptional, isJSON: $0.isJSON)
+            })
+            cacheLock.withLock { cache[key] = schema }
+            return schema
+        }
         let recorder = SchemaRecorder()
         do {
             _ = try T(from: ProbeDecoder(recorder: recorder))
