@@ -132,7 +132,7 @@ public final class Statement {
     ///   missing or unknown name, or a closed database.
     public func setArguments(_ arguments: StatementArguments) throws {
         try checkConnection()
-        resetQuietly()
+        resetForBinding()
         self.arguments = arguments
         if parameterCount == 0 && arguments.isEmpty { return }
         var consumer = ArgumentConsumer(arguments)
@@ -181,7 +181,7 @@ public final class Statement {
     @usableFromInline
     func prepareForBinding() throws {
         try checkConnection()
-        resetQuietly()
+        resetForBinding()
         if !arguments.isEmpty { arguments = [] }
     }
 
@@ -227,6 +227,7 @@ public final class Statement {
     @inlinable
     func step() throws -> Bool {
         liveState.pointee.generation &+= 1
+        liveState.pointee.isReset = false
         let code = sqlite3_step(sqliteStatement)
         if code == SQLITE_ROW { return true }
         // Out of line: the inlined loop stays small enough for callers'
@@ -292,7 +293,16 @@ public final class Statement {
     @usableFromInline
     func resetQuietly() {
         liveState.pointee.generation &+= 1
+        liveState.pointee.isReset = true
         sqlite3_reset(sqliteStatement)
+    }
+
+    /// Resets unless the statement was reset since its last step (the end
+    /// of every run resets it): a statement run many times is reset once
+    /// per run, not twice.
+    @usableFromInline
+    func resetForBinding() {
+        if !liveState.pointee.isReset { resetQuietly() }
     }
 
     func makeError(_ code: Int32) -> SQLiteError {
@@ -357,6 +367,10 @@ struct LiveStatementState {
     /// Bumped by every step and reset.
     @usableFromInline
     var generation: UInt
+    /// Whether the statement was reset since its last step: binding for a
+    /// new run then needs no second `sqlite3_reset`.
+    @usableFromInline
+    var isReset = true
     /// Where the next name lookup is expected to land: rows are usually read
     /// column after column, so the name at this index is tried first.
     @usableFromInline
