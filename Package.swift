@@ -11,13 +11,17 @@ func example(_ name: String) -> Target {
     )
 }
 
+/// Whether the `@Record` macro is built. `.ci/sanitize` sets
+/// STRATA_WITHOUT_MACROS: the sanitizer builds leave out the compiler plugin
+/// and swift-syntax (code that runs inside the compiler, not in an app);
+/// `GeneratedRecordTests` covers the core paths the macro's code calls.
+let withMacros = Context.environment["STRATA_WITHOUT_MACROS"] == nil
+
 let package = Package(
     name: "Strata",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
-        // `@Record`: opt-in, so that `Strata` alone builds without swift-syntax.
-        .library(name: "StrataMacros", targets: ["StrataMacros"]),
         .library(name: "StrataDocuments", targets: ["StrataDocuments"]),
         .library(name: "StrataServer", targets: ["StrataServer"]),
         .library(name: "StrataSync", targets: ["StrataSync"]),
@@ -29,7 +33,10 @@ let package = Package(
         .executable(name: "movies", targets: ["movies"]),
         .executable(name: "books", targets: ["books"]),
         .executable(name: "voting", targets: ["voting"]),
-    ],
+    ] + (withMacros ? [
+        // `@Record`: opt-in, so that `Strata` alone builds without swift-syntax.
+        .library(name: "StrataMacros", targets: ["StrataMacros"]),
+    ] : []),
     dependencies: [
         // Only the command-line tool uses it; the library depends on SQLite alone.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -41,12 +48,13 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         // Already in the server's graph; the documents tests gzip bodies with it.
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    ] + (withMacros ? [
         // Only the `@Record` macro's compiler plugin (the StrataMacros
         // product) uses it.
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
         // Snapshot tests of the macro's expansions.
         .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
-    ],
+    ] : []),
     targets: [
         .systemLibrary(
             name: "CSQLite",
@@ -62,20 +70,6 @@ let package = Package(
             ]
         ),
         .target(name: "Strata", dependencies: ["StrataSQLite"]),
-        // The `@Record` macro's implementation: a compiler plugin, run by the
-        // compiler, never linked into an app.
-        .macro(
-            name: "StrataMacrosPlugin",
-            dependencies: [
-                .product(name: "SwiftSyntax", package: "swift-syntax"),
-                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
-                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
-                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
-                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
-            ]
-        ),
-        // The macros' declarations, for apps: `import StrataMacros`.
-        .target(name: "StrataMacros", dependencies: ["Strata", "StrataMacrosPlugin"]),
         // CouchDB's document model on SQLite: depends on Strata only, so an
         // app can embed it.
         .target(name: "StrataDocuments", dependencies: ["Strata"]),
@@ -146,16 +140,6 @@ let package = Package(
             dependencies: ["Strata", "StrataTestHelpers"],
             resources: [.copy("Resources")]
         ),
-        // `@Record`: its expansions as snapshots, and records that use it
-        // against real SQLite.
-        .testTarget(
-            name: "StrataMacrosTests",
-            dependencies: [
-                "Strata", "StrataMacros", "StrataMacrosPlugin", "StrataTestHelpers",
-                .product(name: "MacroTesting", package: "swift-macro-testing"),
-                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
-            ]
-        ),
         // The documents store and the server, against real SQLite and real
         // HTTP on loopback.
         .testTarget(
@@ -175,6 +159,36 @@ let package = Package(
             dependencies: ["Strata", "StrataTestHelpers"],
             resources: [.copy("Resources")]
         ),
-    ],
+    ] + (withMacros ? macroTargets : []),
     swiftLanguageModes: [.v6]
 )
+
+/// `@Record` (the StrataMacros product) and its tests.
+var macroTargets: [Target] {
+    [
+        // The macro's implementation: a compiler plugin, run by the compiler,
+        // never linked into an app.
+        .macro(
+            name: "StrataMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        // The macros' declarations, for apps: `import StrataMacros`.
+        .target(name: "StrataMacros", dependencies: ["Strata", "StrataMacrosPlugin"]),
+        // Its expansions as snapshots, and records that use it against real
+        // SQLite.
+        .testTarget(
+            name: "StrataMacrosTests",
+            dependencies: [
+                "Strata", "StrataMacros", "StrataMacrosPlugin", "StrataTestHelpers",
+                .product(name: "MacroTesting", package: "swift-macro-testing"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+            ]
+        ),
+    ]
+}

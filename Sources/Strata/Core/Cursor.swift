@@ -75,6 +75,12 @@ public final class RowCursor: Cursor {
     public func next() throws -> LiveRow? {
         try statement.stepForCursor(&isFinished) ? LiveRow(cursor: self) : nil
     }
+
+    /// Steps to the next row without making a ``LiveRow``; false at the end.
+    @inlinable
+    func step() throws -> Bool {
+        try statement.stepForCursor(&isFinished)
+    }
 }
 
 /// A cursor over the first column of a query, read as `Value`.

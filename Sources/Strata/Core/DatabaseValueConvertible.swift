@@ -55,12 +55,15 @@ extension DatabaseValueConvertible {
 }
 
 /// Throws the error of a failed `sqlite3_bind_*` call.
-@usableFromInline
+@inlinable @inline(__always)
 func checkBind(_ code: Int32, _ statement: OpaquePointer) throws {
-    guard code == SQLITE_OK else {
-        throw SQLiteError.fromConnection(
-            sqlite3_db_handle(statement), code: code, sql: sqlText(of: statement))
-    }
+    // Inlined, so a successful bind costs a comparison, not a call.
+    if code != SQLITE_OK { throw bindFailure(code, statement) }
+}
+
+@usableFromInline
+func bindFailure(_ code: Int32, _ statement: OpaquePointer) -> SQLiteError {
+    SQLiteError.fromConnection(sqlite3_db_handle(statement), code: code, sql: sqlText(of: statement))
 }
 
 /// The SQL a statement was prepared with.

@@ -42,6 +42,14 @@ public struct LiveRow: RowProtocol {
         self.generation = cursor.statement.generation
     }
 
+    @usableFromInline
+    init(cursor: RowCursor?, detached: RowStorage?, generation: UInt, live: UnsafeMutablePointer<LiveStatementState>?) {
+        self.cursor = cursor
+        self.detached = detached
+        self.generation = generation
+        self.live = live
+    }
+
     /// A live row that reads a copied row: for calling code written for
     /// cursors (such as ``RowDecodable/init(row:)``) with a ``Row``.
     public init(_ row: Row) {

@@ -155,18 +155,16 @@ public final class Statement {
     /// - Throws: ``SQLiteError`` (`.misuse`) when the number of values is not
     ///   the statement's number of parameters (nothing is run); otherwise as
     ///   ``execute(arguments:)``.
-    @inlinable
+    @inlinable @inline(__always)
     public func execute<each Value: DatabaseValueConvertible>(binding values: repeat each Value) throws {
         try prepareForBinding()
         let sqliteStatement = self.sqliteStatement
         let parameterCount = self.parameterCount
         var position: Int32 = 0
-        for value in repeat each values {
-            position += 1
-            if position <= parameterCount {
-                try value.bind(to: sqliteStatement, at: position)
-            }
-        }
+        // A pack expansion, not a `for` loop over the pack: each value is
+        // bound by its own type's `bind`, with no copy through the value
+        // witness table.
+        repeat try bindNext(each values, sqliteStatement, parameterCount, &position)
         if Int(position) != parameterCount {
             throw wrongValueCount(Int(position))
         }
@@ -174,6 +172,16 @@ public final class Statement {
             var arguments: [(any DatabaseValueConvertible)?] = []
             for value in repeat each values { arguments.append(value) }
             return StatementArguments(arguments)
+        }
+    }
+
+    @inlinable @inline(__always)
+    func bindNext<Value: DatabaseValueConvertible>(
+        _ value: Value, _ sqliteStatement: OpaquePointer, _ parameterCount: Int, _ position: inout Int32
+    ) throws {
+        position += 1
+        if position <= parameterCount {
+            try value.bind(to: sqliteStatement, at: position)
         }
     }
 

@@ -20,15 +20,7 @@ extension DatabaseRecord {
     /// - Throws: ``DatabaseDecodingError`` when a row does not fit the type.
     @inlinable
     public static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Self] {
-        // Inlinable, so it is specialized for the record type: appending to
-        // a generic `[Self]` looks up its metadata for every row.
-        let cursor = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-        let read = makeRowReader()
-        var records: [Self] = []
-        while let row = try cursor.next() {
-            records.append(try read(row))
-        }
-        return records
+        try _readAll(Row.fetchCursor(db, sql: sql, arguments: arguments))
     }
 
     /// The first record a typed query selects; nil when none.

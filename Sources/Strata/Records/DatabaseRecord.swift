@@ -65,6 +65,12 @@ public protocol DatabaseRecord: Codable {
     /// ``RowDecodable``. There is no need to implement it.
     static func makeRowReader() -> (LiveRow) throws -> Self
 
+    /// Reads every remaining row of a cursor into records: the loop of
+    /// `fetchAll`. The default calls ``makeRowReader()``'s function for each
+    /// row; a ``GeneratedRecord`` reads the rows without a closure call or a
+    /// row check per row. Strata provides it.
+    static func _readAll(_ cursor: RowCursor) throws -> [Self]
+
     /// The stored columns of a ``GeneratedRecord``; nil for a `Codable`
     /// record. Strata provides it.
     static var _generatedColumns: [RecordColumnDefinition]? { get }
@@ -150,6 +156,18 @@ extension DatabaseRecord {
     public static func makeRowReader() -> (LiveRow) throws -> Self {
         let context = RecordDecodingContext(ignored: databaseIgnoredColumns)
         return { row in try decode(from: row, context: context) }
+    }
+
+    @inlinable
+    public static func _readAll(_ cursor: RowCursor) throws -> [Self] {
+        // Inlinable, so it is specialized for the record type: appending to
+        // a generic `[Self]` looks up its metadata for every row.
+        let read = makeRowReader()
+        var records: [Self] = []
+        while let row = try cursor.next() {
+            records.append(try read(row))
+        }
+        return records
     }
 
     public mutating func didInsert(rowID: Int64, primaryKeyColumn: String) throws {

@@ -73,6 +73,26 @@ extension GeneratedRecord {
         return { row in try Self(row: layout.row(row)) }
     }
 
+    /// Reads the rows of one statement: the columns' indexes are resolved on
+    /// the first row; the rows after it are read in place right after the
+    /// step that made them, so they need no closure call, no staleness check
+    /// and no reference counting.
+    @inlinable
+    public static func _readAll(_ cursor: RowCursor) throws -> [Self] {
+        var records: [Self] = []
+        guard let first = try cursor.next(), let live = first.live else {
+            return records
+        }
+        let layout = RecordLayout(databaseColumns.map(\.name))
+        records.append(try Self(row: layout.row(first)))
+        let sqliteStatement = live.pointee.sqliteStatement
+        while try cursor.step() {
+            records.append(try Self(row: RecordRow(statement: sqliteStatement, layout: layout, cursor: cursor, live: live)))
+        }
+        withExtendedLifetime(layout) {}
+        return records
+    }
+
     public static var _generatedColumns: [RecordColumnDefinition]? { databaseColumns }
 
     @inlinable
@@ -149,16 +169,18 @@ extension RecordQuery where Record: GeneratedRecord {
 /// Where each column of a generated record is in the rows of one statement:
 /// resolved by name on the first row, then reused for every row.
 ///
-/// Code that `@Record` generates uses it; there is no need to use it directly.
-public final class RecordLayout {
+/// Strata makes one for each fetch of a ``GeneratedRecord`` type.
+@usableFromInline
+final class RecordLayout {
     @usableFromInline let names: [String]
     @usableFromInline let indexes: UnsafeMutablePointer<Int32>
     /// The statement the indexes were resolved for; nil before the first row
-    /// and for detached rows.
-    @usableFromInline var statement: OpaquePointer?
+    /// and for detached rows. A layout is used by one fetch at a time.
+    @usableFromInline @exclusivity(unchecked) var statement: OpaquePointer?
 
     /// A layout of the columns, in the order the record reads them.
-    public init(_ names: [String]) {
+    @usableFromInline
+    init(_ names: [String]) {
         self.names = names
         self.indexes = .allocate(capacity: max(names.count, 1))
         self.indexes.initialize(repeating: -1, count: max(names.count, 1))
@@ -168,12 +190,13 @@ public final class RecordLayout {
         indexes.deallocate()
     }
 
-    /// The row, for ``GeneratedRecord/init(row:)``.
+    /// The row, for ``GeneratedRecord/init(row:)``; valid while `row` and
+    /// the layout are.
     ///
     /// - Throws: ``SQLiteError`` (`.misuse`) for a row read after its cursor
     ///   moved on.
-    @inlinable
-    public func row(_ row: LiveRow) throws -> RecordRow {
+    @inlinable @inline(__always)
+    func row(_ row: LiveRow) throws -> RecordRow {
         if let live = row.live {
             // Checked once per row: the generated reads then go straight to
             // the statement.
@@ -185,11 +208,11 @@ public final class RecordLayout {
                 resolve(live.pointee.columnNames)
                 statement = sqliteStatement
             }
-            return RecordRow(statement: sqliteStatement, indexes: indexes, layout: self, row: row)
+            return RecordRow(statement: sqliteStatement, layout: self, row: row)
         }
         statement = nil
         resolve(row.columnNames)
-        return RecordRow(statement: nil, indexes: indexes, layout: self, row: row)
+        return RecordRow(statement: nil, layout: self, row: row)
     }
 
     @usableFromInline
@@ -203,28 +226,54 @@ public final class RecordLayout {
 /// A row as a generated record reads it: each column by its position in the
 /// record, at the index resolved for the statement.
 ///
-/// Code that `@Record` generates uses it; there is no need to use it directly.
+/// Strata passes one to ``GeneratedRecord/init(row:)``; it is valid only
+/// during that call, and holds no reference, so reading a row costs no
+/// reference counting. Code that `@Record` generates uses it; there is no
+/// need to use it directly.
 public struct RecordRow {
     @usableFromInline let statement: OpaquePointer?
     @usableFromInline let indexes: UnsafeMutablePointer<Int32>
-    @usableFromInline let layout: RecordLayout
-    /// The row itself, for errors and detached rows.
-    public let row: LiveRow
+    @usableFromInline unowned(unsafe) let layout: RecordLayout
+    // The parts of the `LiveRow`, unretained: Strata keeps the row alive
+    // while `init(row:)` runs.
+    @usableFromInline unowned(unsafe) let cursor: RowCursor?
+    @usableFromInline unowned(unsafe) let detached: RowStorage?
+    @usableFromInline let generation: UInt
+    @usableFromInline let live: UnsafeMutablePointer<LiveStatementState>?
 
-    @usableFromInline
-    init(statement: OpaquePointer?, indexes: UnsafeMutablePointer<Int32>, layout: RecordLayout, row: LiveRow) {
+    @inlinable @inline(__always)
+    init(statement: OpaquePointer?, layout: RecordLayout, row: LiveRow) {
         self.statement = statement
-        self.indexes = indexes
+        self.indexes = layout.indexes
         self.layout = layout
-        self.row = row
+        self.cursor = row.cursor
+        self.detached = row.detached
+        self.generation = row.generation
+        self.live = row.live
+    }
+
+    /// A row of a cursor that was just stepped, read in place.
+    @inlinable @inline(__always)
+    init(statement: OpaquePointer, layout: RecordLayout, cursor: RowCursor, live: UnsafeMutablePointer<LiveStatementState>) {
+        self.statement = statement
+        self.indexes = layout.indexes
+        self.layout = layout
+        self.cursor = cursor
+        self.detached = nil
+        self.generation = live.pointee.generation
+        self.live = live
+    }
+
+    /// The row itself, for errors and columns read by name.
+    public var row: LiveRow {
+        LiveRow(cursor: cursor, detached: detached, generation: generation, live: live)
     }
 
     /// The value of the record's column at `position`.
-    @inlinable
+    @inlinable @inline(__always)
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type, _ position: Int) throws -> T {
         let index = indexes[position]
         if index >= 0, let statement, let value = T.decode(from: statement, at: index) {
-            _fixLifetime(layout)
             return value
         }
         return try decodeSlowly(T.self, position)
@@ -232,11 +281,10 @@ public struct RecordRow {
 
     /// The value of an optional column: nil for NULL, and nil when the
     /// query did not select the column.
-    @inlinable
+    @inlinable @inline(__always)
     public func decode<T: DatabaseValueConvertible>(_ type: T?.Type, _ position: Int) throws -> T? {
         let index = indexes[position]
         if index >= 0, let statement {
-            _fixLifetime(layout)
             if sqlite3_column_type(statement, index) == SQLITE_NULL { return nil }
             if let value = T.decode(from: statement, at: index) { return value }
         }
