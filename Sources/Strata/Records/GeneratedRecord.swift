@@ -333,17 +333,8 @@ public struct RecordRow {
     }
 
     private func decodeStored<T: Decodable>(_ type: T.Type, _ stored: DatabaseValue, _ position: Int) throws -> T {
-        do {
-            return try decodeColumnValue(T.self, from: stored)
-        } catch {
-            var isJSON = false
-            if case .text(let text) = stored, let first = text.first { isJSON = first == "{" || first == "[" }
-            var failure = DatabaseDecodingError(
-                reason: isJSON ? .invalidJSON : .valueMismatch, column: layout.names[position],
-                columnIndex: Int(indexes[position]), type: T.self, value: stored, sql: row.sql)
-            failure.detail = jsonProblem(error)
-            throw failure
-        }
+        try decodeStoredColumn(
+            T.self, from: stored, column: layout.names[position], columnIndex: Int(indexes[position]), sql: row.sql)
     }
 
     /// A detached row, a missing column, or a value that does not fit.

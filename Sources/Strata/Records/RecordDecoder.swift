@@ -246,18 +246,8 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         if let convertible = type as? any DatabaseValueConvertible.Type {
             return try decodeConvertible(convertible, at: index) as! T
         }
-        let stored = try row.databaseValue(at: index)
-        do {
-            return try decodeColumnValue(T.self, from: stored)
-        } catch {
-            var isJSON = false
-            if case .text(let text) = stored, let first = text.first { isJSON = first == "{" || first == "[" }
-            var failure = DatabaseDecodingError(
-                reason: isJSON ? .invalidJSON : .valueMismatch, column: key.stringValue, columnIndex: index,
-                type: T.self, value: stored, sql: row.sql)
-            failure.detail = jsonProblem(error)
-            throw failure
-        }
+        return try decodeStoredColumn(
+            T.self, from: row.databaseValue(at: index), column: key.stringValue, columnIndex: index, sql: row.sql)
     }
 
     private func decodeConvertible<V: DatabaseValueConvertible>(_ type: V.Type, at index: Int) throws -> V {
@@ -277,12 +267,31 @@ private struct RowKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 }
 
 /// A short description of a JSON decoding failure, without the data.
-func jsonProblem(_ error: any Error) -> String {
+private func jsonProblem(_ error: any Error) -> String {
     switch error {
     case DecodingError.dataCorrupted(let context): return "data corrupted: " + context.debugDescription
     case DecodingError.keyNotFound(let key, _): return "missing key \"\(key.stringValue)\""
     case DecodingError.typeMismatch(let type, let context): return "expected \(type) at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
     case DecodingError.valueNotFound(let type, let context): return "missing \(type) at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
     default: return "\(error)"
+    }
+}
+
+/// A stored value as `T`: its single value, or JSON text when `T` has keys
+/// or elements. A failure names the column; text that starts as JSON and
+/// does not parse is `.invalidJSON`, with the parser's words.
+func decodeStoredColumn<T: Decodable>(
+    _ type: T.Type, from stored: DatabaseValue, column: String, columnIndex: Int, sql: String
+) throws -> T {
+    do {
+        return try decodeColumnValue(T.self, from: stored)
+    } catch {
+        var isJSON = false
+        if case .text(let text) = stored, let first = text.first { isJSON = first == "{" || first == "[" }
+        var failure = DatabaseDecodingError(
+            reason: isJSON ? .invalidJSON : .valueMismatch, column: column, columnIndex: columnIndex,
+            type: T.self, value: stored, sql: sql)
+        failure.detail = jsonProblem(error)
+        throw failure
     }
 }
