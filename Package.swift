@@ -48,6 +48,9 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         // Already in the server's graph; the documents tests gzip bodies with it.
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        // Already in the server's graph (Hummingbird runs on it): the server
+        // stops gracefully when its task is cancelled.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ] + (withMacros ? [
         // Only the `@Record` macro's compiler plugin (the StrataMacros
         // product) uses it.
@@ -94,6 +97,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // The /_utils page: plain HTML, CSS and JavaScript, no build step.
             resources: [.copy("Utils")]

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 import StrataDocuments
 
 /// `strata serve`: CouchDB's HTTP API over a folder of document databases,
@@ -106,7 +107,15 @@ public final class CouchServer: Sendable {
     /// Listens on `host:port` (0 for a free port) until the task is
     /// cancelled or the process gets SIGINT/SIGTERM; `onListening` receives
     /// the port once the server accepts connections.
-    public func run(host: String = "127.0.0.1", port: Int = 5984, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    ///
+    /// Either way the server stops gracefully: it stops accepting, lets the
+    /// requests under way finish, then returns. Requests that do not end by
+    /// themselves (continuous feeds) are cancelled after
+    /// `shutdownGracePeriod`.
+    public func run(
+        host: String = "127.0.0.1", port: Int = 5984, shutdownGracePeriod: Duration = .seconds(5),
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
         let responder = CouchResponder(server: self)
         let app = Application(
             responder: responder,
@@ -119,7 +128,22 @@ public final class CouchServer: Sendable {
             replications.cancelAll()
             queryServers?.stopAll()
         }
-        try await app.runService()
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger))
+        // The group runs in a task of its own, so cancelling this one does
+        // not cancel the accept loop: a connection accepted at that moment
+        // would be dropped unfinished, which SwiftNIO traps on. Cancelling
+        // shuts down gracefully instead, which first closes the listener.
+        let running = Task { try await group.run() }
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            Task {
+                await group.triggerGracefulShutdown()
+                try? await Task.sleep(for: shutdownGracePeriod)
+                running.cancel()
+            }
+        }
     }
 }
 
