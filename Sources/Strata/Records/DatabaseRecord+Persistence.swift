@@ -89,7 +89,7 @@ extension DatabaseRecord {
     /// property straight into the type's cached INSERT.
     private mutating func insertGenerated(_ db: Database, _ insert: GeneratedInsert) throws {
         try insert.statement.prepareForBinding()
-        var values = RecordValues(statement: insert.sqliteStatement)
+        var values = RecordValues(statement: insert.statement.sqliteStatement)
         _ = try _encodeGenerated(to: &values)
         // An error names the values, as the general path's does.
         try insert.statement.runBound { (try? EncodedRecord(self)).map { StatementArguments($0.values) } }
@@ -334,11 +334,9 @@ extension DatabaseRecord {
 /// A generated record type's prepared INSERT, cached on a connection.
 final class GeneratedInsert {
     let statement: Statement
-    let sqliteStatement: OpaquePointer
 
     init(statement: Statement) {
         self.statement = statement
-        self.sqliteStatement = statement.sqliteStatement
     }
 }
 

@@ -80,14 +80,12 @@ extension GeneratedRecord {
     @inlinable
     public static func _readAll(_ cursor: RowCursor) throws -> [Self] {
         var records: [Self] = []
-        guard let first = try cursor.next(), let live = first.live else {
-            return records
-        }
+        guard let first = try cursor.next() else { return records }
         let layout = RecordLayout(databaseColumns.map(\.name))
         records.append(try Self(row: layout.row(first)))
-        let sqliteStatement = live.pointee.sqliteStatement
+        let live = cursor.statement.liveState
         while try cursor.step() {
-            records.append(try Self(row: RecordRow(statement: sqliteStatement, layout: layout, cursor: cursor, live: live)))
+            records.append(try Self(row: RecordRow(layout: layout, cursor: cursor, live: live)))
         }
         withExtendedLifetime(layout) {}
         return records
@@ -254,8 +252,8 @@ public struct RecordRow {
 
     /// A row of a cursor that was just stepped, read in place.
     @inlinable @inline(__always)
-    init(statement: OpaquePointer, layout: RecordLayout, cursor: RowCursor, live: UnsafeMutablePointer<LiveStatementState>) {
-        self.statement = statement
+    init(layout: RecordLayout, cursor: RowCursor, live: UnsafeMutablePointer<LiveStatementState>) {
+        self.statement = live.pointee.sqliteStatement
         self.indexes = layout.indexes
         self.layout = layout
         self.cursor = cursor
@@ -451,13 +449,7 @@ public struct RecordValues {
             try encodeNull()
             return
         }
-        let stored = try columnValue(of: value)
-        parameter &+= 1
-        if let statement {
-            try stored.bind(to: statement, at: parameter)
-        } else {
-            collected.append(stored)
-        }
+        try encode(columnValue(of: value))
     }
 
     /// Writes NULL.
@@ -478,9 +470,7 @@ public struct RecordValues {
 /// - Throws: ``RecordError`` when the property's type cannot hold the rowid.
 public func assignRowID<T: DatabaseValueConvertible>(_ rowID: Int64, to property: inout T, tableName: String, column: String) throws {
     guard let value = T.fromDatabaseValue(.integer(rowID)) else {
-        throw RecordError(
-            kind: .missingPrimaryKey, tableName: tableName,
-            message: "the row was inserted with rowid \(rowID), which \(T.self) (the type of \"\(column)\") cannot hold")
+        throw rowIDDoesNotFit(rowID, T.self, tableName: tableName, column: column)
     }
     property = value
 }
@@ -489,7 +479,11 @@ public func assignRowID<T: DatabaseValueConvertible>(_ rowID: Int64, to property
 /// ``DatabaseValueConvertible``: SQLite's rowid cannot be written into it.
 @_disfavoredOverload
 public func assignRowID<T>(_ rowID: Int64, to property: inout T, tableName: String, column: String) throws {
-    throw RecordError(
+    throw rowIDDoesNotFit(rowID, T.self, tableName: tableName, column: column)
+}
+
+private func rowIDDoesNotFit(_ rowID: Int64, _ type: Any.Type, tableName: String, column: String) -> RecordError {
+    RecordError(
         kind: .missingPrimaryKey, tableName: tableName,
-        message: "the row was inserted with rowid \(rowID), which \(T.self) (the type of \"\(column)\") cannot hold")
+        message: "the row was inserted with rowid \(rowID), which \(type) (the type of \"\(column)\") cannot hold")
 }
