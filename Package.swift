@@ -76,12 +76,12 @@ let package = Package(
         // CouchDB's document model on SQLite: depends on Strata only, so an
         // app can embed it.
         .target(name: "StrataDocuments", dependencies: ["Strata"]),
-        // Duktape, the ES5 engine design-document functions run in; only the
-        // query-server process links it.
-        .systemLibrary(
+        // Duktape, the ES5 engine design-document functions run in, opened at
+        // run time (dlopen): building needs no Duktape header, and a machine
+        // without the library serves everything but JavaScript.
+        .target(
             name: "CDuktape",
-            pkgConfig: "duktape",
-            providers: [.apt(["duktape-dev"]), .brew(["duktape"])]
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
         ),
         // The query server (`strata query-server`): CouchDB's query-server
         // protocol over Duktape, in a process of its own.

@@ -23,6 +23,10 @@ public final class DocumentDatabase: Sendable {
     public let writer: any DatabaseWriter
     /// The name the tables are derived from.
     public let name: String
+    /// Unique to this open database, never reused: what keeps one
+    /// database's JavaScript apart from another's (the query servers'
+    /// tenant).
+    package let instanceID = UUID().uuidString
     let tables: DocumentTables
     let viewLocks = ViewLocks()
     let registry = FunctionRegistry()

@@ -432,6 +432,8 @@ struct DocumentTables: Sendable {
         let parentAttachments = try parent.map { try storedAttachments(db, id: id, rev: $0) } ?? [:]
         var out: [String: StoredAttachment] = [:]
         for (name, spec) in given {
+            // CouchDB keeps names starting with `_` for itself.
+            if name.hasPrefix("_") { throw DocumentError(.badRequest, "Attachment name '\(name)' starts with prohibited character '_'") }
             guard let o = spec.objectValue else { throw DocumentError(.badRequest, "attachment \(name) must be an object") }
             if let data = o["data"] {
                 guard let text = data.stringValue, let bytes = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {

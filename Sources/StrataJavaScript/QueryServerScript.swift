@@ -6,14 +6,16 @@
 /// The host gives it three functions: `readline()` (the next request line,
 /// or null at the end), `respond(text)` and `logLine(text)`.
 let queryServerScript = #"""
-(function () {
+(function (readline, respond) {
   var ddocs = {};
   var mapFunctions = [];
   var viewLib = null;
   var emitted = null;
   var shown = null;
 
-  function stringify(value) { return JSON.stringify(value === undefined ? null : value); }
+  // The engine's own JSON.stringify: functions may replace JSON's.
+  var engineStringify = JSON.stringify;
+  function stringify(value) { return engineStringify.call(JSON, value === undefined ? null : value); }
 
   this.log = function (message) {
     logLine(typeof message === 'string' ? message : stringify(message));
@@ -200,7 +202,17 @@ let queryServerScript = #"""
         result = ['error', 'render_error', String(e)];
       }
     }
-    respond(stringify(result));
+    var text;
+    try {
+      text = stringify(result);
+    } catch (e) {
+      // A cyclic value, or a toJSON that throws: the request's error, not
+      // the end of this process.
+      var why = 'unknown';
+      try { why = String(e); } catch (ignored) { /* a toString that throws */ }
+      text = '["error","render_error",' + engineStringify.call(JSON, 'the answer cannot be written as JSON: ' + why) + ']';
+    }
+    respond(text);
   }
-})();
+})(readline, respond);
 """#

@@ -7,6 +7,9 @@ import _CryptoExtras
 struct UserContext: Sendable, Equatable {
     var name: String?
     var roles: [String]
+    /// The salt of the password the user signed in with: a session stays
+    /// valid while the account keeps it (CouchDB signs its cookies with it).
+    var salt: String? = nil
 
     static let anonymous = UserContext(name: nil, roles: [])
 
@@ -113,6 +116,13 @@ func constantTimeEqual(_ x: [UInt8], _ y: [UInt8]) -> Bool {
 /// the password: the next request with the same credentials costs one hash,
 /// a wrong password still costs the full derivation, and the password
 /// itself is never kept.
+///
+/// A name nobody has costs the same derivation as a wrong password, so the
+/// time of a refusal does not tell whether the account exists. Derivations
+/// run one at a time on a queue of their own (``hash(_:)``), so a flood of
+/// wrong passwords waits there instead of taking the threads every other
+/// request needs; a stored hash asking for more than
+/// ``CouchServer/maximumPasswordIterations`` rounds is refused unhashed.
 final class Authenticator: @unchecked Sendable {
     // @unchecked: `admins` and `verified` are only touched under `lock`.
     private let lock = NSLock()
@@ -120,38 +130,90 @@ final class Authenticator: @unchecked Sendable {
     private var verified: [String: (hash: PasswordHash, proof: [UInt8])] = [:]
     /// Rounds for passwords hashed here (admins given in plain text, users' `password`).
     let iterations: Int
+    /// The most rounds a stored hash may ask for.
+    let maximumIterations: Int
     /// Reads a user's document from `_users`, nil when there is none.
     private let userDocument: @Sendable (String) -> JSONObject?
+    /// Where PBKDF2 runs: one derivation at a time, on threads that are not
+    /// the ones requests share.
+    private let hashing = DispatchQueue(label: "strata.passwords", qos: .utility)
+    /// The hash a name nobody has is checked against (never matches).
+    private let decoy: PasswordHash
 
-    init(admins: [String: PasswordHash], iterations: Int, userDocument: @escaping @Sendable (String) -> JSONObject?) {
+    init(admins: [String: PasswordHash], iterations: Int, maximumIterations: Int,
+         userDocument: @escaping @Sendable (String) -> JSONObject?) {
         self.admins = admins
         self.iterations = iterations
+        self.maximumIterations = maximumIterations
         self.userDocument = userDocument
+        decoy = PasswordHash(password: UUID().uuidString, iterations: iterations)
     }
 
     var hasAdmins: Bool { lock.withLock { !admins.isEmpty } }
 
-    /// The user for `name` and `password`, nil when they do not match.
-    func authenticate(name: String, password: String) -> UserContext? {
-        if let admin = lock.withLock({ admins[name] }) {
-            return check(key: "admin:" + name, hash: admin, password: password) ? UserContext(name: name, roles: ["_admin"]) : nil
+    /// Runs `body` (a PBKDF2 derivation) on the hashing queue.
+    func hash<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            hashing.async { continuation.resume(with: Result { try body() }) }
         }
-        guard let doc = userDocument(name), doc["_deleted"]?.boolValue != true,
-              let hash = PasswordHash(userDocument: doc),
-              check(key: "user:" + name, hash: hash, password: password) else { return nil }
-        let roles = (doc["roles"]?.arrayValue ?? []).compactMap(\.stringValue).filter { $0 != "_admin" }
-        return UserContext(name: name, roles: roles)
     }
 
-    private func check(key: String, hash: PasswordHash, password: String) -> Bool {
+    /// The user for `name` and `password`, nil when they do not match.
+    ///
+    /// The account is read off the cooperative pool; a password seen before
+    /// is checked with one SHA-256, any other with PBKDF2 on the hashing
+    /// queue (a name nobody has too).
+    func authenticate(name: String, password: String) async throws -> UserContext? {
+        let account = try await offload { [self] in self.account(name) }
+        guard let (key, hash, user) = account else {
+            _ = try await self.hash { [decoy] in decoy.matches(password) }
+            return nil
+        }
         let proof = Array(SHA256.hash(data: Array((hash.salt + "\u{0}" + password).utf8)))
         if let known = lock.withLock({ verified[key] }), known.hash == hash {
-            return constantTimeEqual(known.proof, proof)
+            return constantTimeEqual(known.proof, proof) ? user : nil
         }
-        guard hash.matches(password) else { return false }
+        // A hash that asks for more rounds than allowed is not computed:
+        // the document was written to make sign-ins cost the server.
+        let allowed = hash.iterations <= maximumIterations
+        let matches = try await self.hash { [decoy] () -> Bool in
+            guard allowed else {
+                _ = decoy.matches(password)
+                return false
+            }
+            return hash.matches(password)
+        }
+        guard matches else { return nil }
         lock.withLock { verified[key] = (hash, proof) }
-        return true
+        return user
     }
+
+    /// The stored hash of `name` and who it signs in as.
+    private func account(_ name: String) -> (key: String, hash: PasswordHash, user: UserContext)? {
+        if let admin = lock.withLock({ admins[name] }) {
+            return ("admin:" + name, admin, UserContext(name: name, roles: ["_admin"], salt: admin.salt))
+        }
+        guard let doc = userDocument(name), doc["_deleted"]?.boolValue != true,
+              let hash = PasswordHash(userDocument: doc) else { return nil }
+        return ("user:" + name, hash, UserContext(name: name, roles: Self.roles(doc), salt: hash.salt))
+    }
+
+    /// The user a session made for `name` with `salt` stands for now: nil
+    /// when the account is gone or its password changed (a new salt), with
+    /// the roles its document has today.
+    func sessionUser(name: String, salt: String) -> UserContext? {
+        if let admin = lock.withLock({ admins[name] }) {
+            return admin.salt == salt ? UserContext(name: name, roles: ["_admin"], salt: salt) : nil
+        }
+        guard let doc = userDocument(name), doc["_deleted"]?.boolValue != true,
+              let hash = PasswordHash(userDocument: doc), hash.salt == salt else { return nil }
+        return UserContext(name: name, roles: Self.roles(doc), salt: salt)
+    }
+
+    private static func roles(_ doc: JSONObject) -> [String] {
+        (doc["roles"]?.arrayValue ?? []).compactMap(\.stringValue).filter { !$0.hasPrefix("_") }
+    }
+
 }
 
 /// A database's `_security` object: who administers it and who may read it.
@@ -200,16 +262,6 @@ enum UserDocuments {
             throw DocumentError(.forbidden, "Doc ID must be of the form org.couchdb.user:name")
         }
         if doc["_deleted"]?.boolValue == true { return doc }
-        guard doc["type"]?.stringValue == "user" else { throw DocumentError(.forbidden, "doc.type must be user") }
-        guard let name = doc["name"]?.stringValue, !name.isEmpty else { throw DocumentError(.forbidden, "doc.name is required") }
-        guard id == prefix + name else { throw DocumentError(.forbidden, "Doc ID must be of the form org.couchdb.user:name") }
-        guard let roles = doc["roles"]?.arrayValue, roles.allSatisfy({ $0.stringValue != nil }) else {
-            throw DocumentError(.forbidden, "doc.roles must be an array of strings")
-        }
-        if !user.isServerAdmin {
-            let before = existing?["roles"]?.arrayValue ?? []
-            if roles != before { throw DocumentError(.forbidden, "Only _admin may set roles") }
-        }
         var out = doc
         if let password = doc["password"] {
             guard let text = password.stringValue else { throw DocumentError(.forbidden, "doc.password must be a string") }
@@ -220,5 +272,62 @@ enum UserDocuments {
             for key in ["password_scheme", "pbkdf2_prf", "iterations", "derived_key", "salt"] { out[key] = existing[key] }
         }
         return out
+    }
+}
+
+extension UserDocuments {
+    /// CouchDB's `_design/_auth` rules for `_users`, as a Swift validation
+    /// function the engine runs on every write to the database: HTTP,
+    /// `_bulk_docs`, replication and the embedded API alike. The reasons are
+    /// CouchDB's.
+    static func designFunctions(maximumIterations: Int) -> DesignFunctions {
+        var functions = DesignFunctions(version: "auth-1")
+        functions.validate = { new, old, user, security in
+            try validate(new, old, user: user, security: security, maximumIterations: maximumIterations)
+        }
+        return functions
+    }
+
+    static func validate(_ new: JSONObject, _ old: JSONObject?, user: JSON, security: JSON, maximumIterations: Int) throws {
+        guard let id = new["_id"]?.stringValue, !id.hasPrefix("_design/") else { return }
+        func refuse(_ reason: String) -> DocumentError { DocumentError(.forbidden, reason) }
+        let userName = user["name"]?.stringValue
+        let userRoles = (user["roles"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let isAdmin = SecurityObject(security).isAdmin(UserContext(name: userName, roles: userRoles))
+        if new["_deleted"]?.boolValue == true {
+            if isAdmin || (userName != nil && userName == old?["name"]?.stringValue) { return }
+            throw refuse("You may only delete your own user document.")
+        }
+        if let old, old["type"]?.stringValue != "user" { throw refuse("doc.type must be user") }
+        guard new["type"]?.stringValue == "user" else { throw refuse("doc.type must be user") }
+        guard let name = new["name"]?.stringValue, !name.isEmpty else { throw refuse("doc.name is required") }
+        guard let roleValues = new["roles"] else { throw refuse("doc.roles must exist") }
+        guard let roleList = roleValues.arrayValue else { throw refuse("doc.roles must be an array") }
+        let roles = roleList.compactMap(\.stringValue)
+        guard roles.count == roleList.count else { throw refuse("doc.roles can only contain strings") }
+        guard id == prefix + name else { throw refuse("Doc ID must be of the form org.couchdb.user:name") }
+        if let old, old["name"]?.stringValue != name { throw refuse("Usernames can not be changed.") }
+        if new["password_sha"] != nil, new["salt"] == nil {
+            throw refuse("Users with password_sha must have a salt. See /_utils/script/couch.js for example code.")
+        }
+        if new["password_scheme"]?.stringValue == "pbkdf2" {
+            guard case .number = new["iterations"] ?? .null else { throw refuse("iterations must be a number.") }
+            guard new["derived_key"]?.stringValue != nil else { throw refuse("derived_key must be a string.") }
+            guard let iterations = new["iterations"]?.intValue, iterations >= 1, iterations <= maximumIterations else {
+                throw refuse("iterations must be a whole number from 1 to \(maximumIterations).")
+            }
+        }
+        if !isAdmin {
+            if let old {
+                guard userName == name else { throw refuse("You may only update your own user document.") }
+                let before = (old["roles"]?.arrayValue ?? []).compactMap(\.stringValue).sorted()
+                guard before == roles.sorted() else { throw refuse("Only _admin may edit roles") }
+            } else if !roles.isEmpty {
+                throw refuse("Only _admin may set roles")
+            }
+        }
+        if roles.contains(where: { $0.hasPrefix("_") }) { throw refuse("No system roles (starting with underscore) in users db.") }
+        if name.hasPrefix("_") { throw refuse("Username may not start with underscore.") }
+        if name.contains(":") { throw refuse("Character `:` is not allowed in usernames.") }
     }
 }

@@ -54,6 +54,7 @@ extension CouchResponder {
     func changesFilter(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> ChangesFilter? {
         guard let name = r.query["filter"], !name.hasPrefix("_") else { return nil }
         let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { throw DocumentError(.badRequest, "`filter` parameter is not correctly formatted") }
         let ddocID = "_design/" + parts[0], function = parts[1]
         if let native = db.designFunctions(parts[0])?.filters[function] {
             let request = try await updateRequest(db, r, docID: nil)
@@ -87,7 +88,7 @@ extension CouchResponder {
                 if change.deleted { doc["_deleted"] = .bool(true) }
                 return .object(doc)
             }
-            let answer = try await queryServers.call(design, ["filters", function], [.array(docs), request])
+            let answer = try await queryServers.call(tenant: db.instanceID, design, ["filters", function], [.array(docs), request])
             guard let parts = answer.arrayValue, parts.count == 2, let passes = parts[1].arrayValue, passes.count == changes.count else {
                 throw FunctionError(status: 500, error: "render_error", reason: "the filter function's answer is not [true, [passes]]")
             }

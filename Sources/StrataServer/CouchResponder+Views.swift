@@ -24,10 +24,10 @@ extension CouchResponder {
                 throw DocumentError(.notFound, "missing")
             }
         }
-        return try javaScriptViewGroup(ddoc)
+        return try javaScriptViewGroup(ddoc, tenant: db.instanceID)
     }
 
-    func javaScriptViewGroup(_ ddoc: JSONObject) throws -> ViewGroup {
+    func javaScriptViewGroup(_ ddoc: JSONObject, tenant: String) throws -> ViewGroup {
         let id = ddoc["_id"]?.stringValue ?? ""
         let definitions = ddoc["views"]?.objectValue ?? JSONObject()
         var names: [String] = []
@@ -43,7 +43,7 @@ extension CouchResponder {
                 } else if reduce.hasPrefix("_") {
                     throw DocumentError(.badRequest, "Unknown built-in reduce function: \(reduce)")
                 } else if let queryServers = server.queryServers {
-                    reduces[name] = queryServers.reduce(source: reduce)
+                    reduces[name] = queryServers.reduce(tenant: tenant, source: reduce)
                 } else {
                     throw FunctionError(status: 500, error: "os_process_error", reason: "JavaScript reduce functions need a JavaScript query server, and this server runs none")
                 }
@@ -62,7 +62,7 @@ extension CouchResponder {
             guard let queryServers else {
                 throw FunctionError(status: 500, error: "os_process_error", reason: "views need a JavaScript query server, and this server runs none")
             }
-            return try queryServers.map(functions: sources, lib: lib, documents: documents)
+            return try queryServers.map(tenant: tenant, functions: sources, lib: lib, documents: documents)
         }
     }
 
@@ -187,7 +187,7 @@ extension CouchResponder {
             guard let id = ddoc["_id"]?.stringValue else { continue }
             if let native = db.designFunctions(String(id.dropFirst(8))), !native.views.isEmpty {
                 current[id] = native.viewGroup(design: id).signature
-            } else if let group = try? javaScriptViewGroup(ddoc) {
+            } else if let group = try? javaScriptViewGroup(ddoc, tenant: db.instanceID) {
                 current[id] = group.signature
             }
         }
@@ -220,7 +220,7 @@ extension CouchResponder {
             do { return .object(try db.document(id: docID)) } catch let error as DocumentError where error.kind == .notFound { return .null }
         }
         let request = try await updateRequest(db, r, docID: docID)
-        let answer = try await queryServers.call(ddoc, ["shows", rest[0]], [doc, request])
+        let answer = try await queryServers.call(tenant: db.instanceID, ddoc, ["shows", rest[0]], [doc, request])
         guard let parts = answer.arrayValue, parts.count == 2, parts[0] == .string("resp") else {
             throw FunctionError(status: 500, error: "render_error", reason: "the show function's answer is not a response")
         }
@@ -243,7 +243,7 @@ extension CouchResponder {
         if let total = result.totalRows { head["total_rows"] = .int(total) }
         if let offset = result.offset { head["offset"] = .int(offset) }
         let request = try await updateRequest(db, r, docID: nil)
-        let answer = try await queryServers.call(ddoc, ["lists", rest[0]], [.object(head), request, .array(result.rows)])
+        let answer = try await queryServers.call(tenant: db.instanceID, ddoc, ["lists", rest[0]], [.object(head), request, .array(result.rows)])
         guard let parts = answer.arrayValue, parts.count == 3, parts[0] == .string("list") else {
             throw FunctionError(status: 500, error: "render_error", reason: "the list function's answer is not a response")
         }

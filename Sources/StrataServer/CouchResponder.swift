@@ -29,6 +29,19 @@ struct CouchRequest: Sendable {
 
     func flag(_ name: String) -> Bool { query[name] == "true" }
 
+    /// The Boolean query parameters of listings (`_all_docs`, views,
+    /// `_changes`): anything but `true` or `false` is CouchDB's 400
+    /// `query_parse_error`, not silently false.
+    func checkBooleans(_ names: [String]) throws {
+        for name in names {
+            guard let value = query[name], value != "true", value != "false" else { continue }
+            throw DocumentError(.queryParseError, "Invalid boolean parameter: \"\(value)\"")
+        }
+    }
+
+    static let listingBooleans = ["descending", "include_docs", "conflicts", "inclusive_end", "attachments", "att_encoding_info",
+                                  "update_seq", "group", "reduce", "sorted", "stable", "style_all_docs", "seq_interval_all"]
+
     func int(_ name: String) throws -> Int? {
         guard let text = query[name] else { return nil }
         guard let n = Int(text), n >= 0 else {
@@ -59,6 +72,12 @@ struct HTTPAnswer {
     var headers: HTTPFields = [:]
     var raw: (contentType: String, data: Data)?
     var stream: ResponseBody?
+
+    /// Whether `value` can be sent as a header's value: no control character
+    /// but tab (a CR or LF would split the response).
+    static func isValidFieldValue(_ value: String) -> Bool {
+        value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
 }
 
 /// Hummingbird's per-request context, with the client's address (the
@@ -89,11 +108,11 @@ struct CouchResponder: HTTPResponder {
             couch.peer = context.peer
             answer = try await route(couch)
         } catch let error as DocumentError {
-            answer = HTTPAnswer(status: .init(code: error.status), json: error.json)
+            answer = HTTPAnswer(status: .init(code: error.status), json: error.status >= 500 ? scrubbed(error.json) : error.json)
         } catch let error as FunctionError {
             answer = HTTPAnswer(status: .init(code: error.status), json: error.json)
         } catch {
-            answer = HTTPAnswer(status: .internalServerError, json: .object(["error": .string("unknown_error"), "reason": .string(String(describing: error))]))
+            answer = HTTPAnswer(status: .internalServerError, json: scrubbed(.object(["error": .string("unknown_error"), "reason": .string(String(describing: error))])))
         }
         var headers = answer.headers
         headers[.server] = "CouchDB/3.4.3 (Strata)"
@@ -113,6 +132,18 @@ struct CouchResponder: HTTPResponder {
             return Response(status: answer.status, headers: headers, body: ResponseBody())
         }
         return Response(status: answer.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// An error's JSON without the server's own paths: a client learns what
+    /// failed, not where the server keeps its files.
+    func scrubbed(_ json: JSON) -> JSON {
+        guard var object = json.objectValue, let reason = object["reason"]?.stringValue else { return json }
+        var text = reason
+        for path in [server.registry.directory.path, server.registry.directory.standardizedFileURL.path] where path.count > 1 {
+            text = text.replacingOccurrences(of: path, with: "<data>")
+        }
+        object["reason"] = .string(text)
+        return .object(object)
     }
 
     func parse(_ request: inout Request) async throws -> CouchRequest {
@@ -139,14 +170,13 @@ struct CouchResponder: HTTPResponder {
                 body = try decompress(body, encoding: encoding)
             }
         }
-        var user = try await authenticate(request.headers)
-        // A session cookie does not vouch for a request another site's page
-        // made (SameSite=Strict keeps browsers from sending it; this is for
-        // those that do not): such a request is anonymous.
-        if request.method != .get, request.method != .head, request.headers[.authorization] == nil,
-           Self.isCrossSite(origin: request.headers[.origin], host: request.head.authority) {
-            user = .anonymous
-        }
+        // Neither a session cookie nor Basic credentials a browser cached
+        // vouch for a request another site's page made (a form posted to
+        // this server): such a request is anonymous, whatever it carries.
+        // Clients that are not browsers send no Origin.
+        let isCrossSiteWrite = request.method != .get && request.method != .head && request.method != .options
+            && Self.isCrossSite(origin: request.headers[.origin], host: request.head.authority)
+        let user = isCrossSiteWrite ? .anonymous : try await authenticate(request.headers)
         return CouchRequest(method: request.method, segments: segments, query: query, headers: request.headers, body: body, user: user)
     }
 
@@ -189,7 +219,7 @@ struct CouchResponder: HTTPResponder {
             }
             let name = String(decoded[..<colon]), password = String(decoded[decoded.index(after: colon)...])
             let authenticator = server.authenticator
-            guard let user = try await offload({ authenticator.authenticate(name: name, password: password) }) else {
+            guard let user = try await authenticator.authenticate(name: name, password: password) else {
                 throw DocumentError(.unauthorized, "Name or password is incorrect.")
             }
             return user
@@ -197,7 +227,12 @@ struct CouchResponder: HTTPResponder {
         if let cookie = headers[.cookie] {
             for part in cookie.split(separator: ";") {
                 let kv = part.trimmingCharacters(in: .whitespaces)
-                if kv.hasPrefix("AuthSession="), let user = server.sessions.user(for: String(kv.dropFirst(12))) { return user }
+                guard kv.hasPrefix("AuthSession=") else { continue }
+                let token = String(kv.dropFirst(12))
+                guard let session = server.sessions.session(for: token) else { continue }
+                let authenticator = server.authenticator
+                if let user = try await offload({ authenticator.sessionUser(name: session.name, salt: session.salt) }) { return user }
+                server.sessions.remove(token)
             }
         }
         return .anonymous
@@ -223,7 +258,9 @@ struct CouchResponder: HTTPResponder {
             try requireAdmin(r)
             return HTTPAnswer(status: .ok, json: .array(server.registry.names().map(JSON.string)))
         case "_session": return try await session(r)
-        case "_replicate": return try await replicate(r)
+        case "_replicate":
+            if r.method == .post { try Self.requireJSONContentType(r) }
+            return try await replicate(r)
         case "_active_tasks":
             try requireAdmin(r)
             return HTTPAnswer(status: .ok, json: .array(server.replications.activeTasks() + server.replicatorDatabase.activeTasks()))
@@ -276,7 +313,7 @@ struct CouchResponder: HTTPResponder {
                 throw DocumentError(.unauthorized, "Name or password is incorrect.")
             }
             let authenticator = server.authenticator
-            guard let user = try await offload({ authenticator.authenticate(name: name, password: password) }) else {
+            guard let user = try await authenticator.authenticate(name: name, password: password) else {
                 throw DocumentError(.unauthorized, "Name or password is incorrect.")
             }
             let token = server.sessions.make(for: user)
@@ -314,7 +351,10 @@ struct CouchResponder: HTTPResponder {
     /// Design documents, `_security`, indexes and compaction need a database
     /// admin (named in `_security`) or a server admin.
     func checkDatabaseAdmin(_ r: CouchRequest) throws {
-        guard r.security.isAdmin(r.user) else { throw DocumentError(.unauthorized, "You are not a db or server admin.") }
+        guard r.security.isAdmin(r.user) else {
+            // 401 asks anonymous to sign in; a signed-in user lacks the right.
+            throw DocumentError(r.user.name == nil ? .unauthorized : .forbidden, "You are not a db or server admin.")
+        }
     }
 
     /// `_users` for someone who is not a server admin: their own user
@@ -328,6 +368,36 @@ struct CouchResponder: HTTPResponder {
         }
         if r.user.name == nil { throw DocumentError(.unauthorized, "You are not a server admin.") }
         throw DocumentError(.forbidden, "Only admins can access other users' documents and the listings of system databases.")
+    }
+
+    /// The POST endpoints that take only JSON, as CouchDB's
+    /// `chttpd:validate_ctype` checks them (the database itself is `""`).
+    static let jsonEndpoints: Set<String> = [
+        "", "_all_docs", "_design_docs", "_bulk_docs", "_bulk_get", "_revs_diff", "_changes", "_find", "_explain",
+        "_index", "_compact", "_view_cleanup", "_ensure_full_commit", "_purge", "_missing_revs",
+    ]
+
+    /// CouchDB answers 415 `bad_content_type` when a JSON endpoint gets a
+    /// body of another type: so does Strata, which also keeps a page of
+    /// another site from posting a form (`text/plain`,
+    /// `application/x-www-form-urlencoded`, `multipart/form-data`) there. A
+    /// request without a body and without a type is let through.
+    func checkJSONBody(_ r: CouchRequest, _ rest: [String]) throws {
+        guard r.method == .post else { return }
+        let isView = rest.count >= 4 && rest[0] == "_design" && rest[2] == "_view"
+        guard isView || Self.jsonEndpoints.contains(rest.first ?? "") else { return }
+        try Self.requireJSONContentType(r)
+    }
+
+    static func requireJSONContentType(_ r: CouchRequest) throws {
+        guard let type = r.headers[.contentType] else {
+            if r.body.isEmpty { return }
+            throw DocumentError(.unsupportedMediaType, "Content-Type must be application/json")
+        }
+        let essence = type.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        guard essence.trimmingCharacters(in: .whitespaces).lowercased() == "application/json" else {
+            throw DocumentError(.unsupportedMediaType, "Content-Type must be application/json")
+        }
     }
 
     func database(_ name: String, _ r: CouchRequest) async throws -> HTTPAnswer {
@@ -362,9 +432,17 @@ struct CouchResponder: HTTPResponder {
         r.security = security
         if name == DatabaseRegistry.usersDatabase {
             try checkUsersDatabaseAccess(r, rest)
+        } else if name == ReplicatorDatabase.name {
+            // Replication documents hold credentials: server admins only,
+            // whatever `_security` says (CouchDB 3 keeps it admin-only too).
+            guard r.isAdmin else {
+                if r.user.name == nil { throw DocumentError(.unauthorized, "You are not authorized to access this db.") }
+                throw DocumentError(.forbidden, "You are not allowed to access this db.")
+            }
         } else {
             try checkMember(r)
         }
+        try checkJSONBody(r, rest)
         guard let first = rest.first else {
             switch r.method {
             case .get, .head: return HTTPAnswer(status: .ok, json: try await info(name, db))
@@ -482,6 +560,7 @@ struct CouchResponder: HTTPResponder {
                 if openRevs == "all" { revisions = nil } else {
                     guard let list = try r.jsonQuery("open_revs")?.arrayValue else { throw DocumentError(.badRequest, "open_revs must be all or a JSON array") }
                     revisions = list.compactMap(\.stringValue)
+                    guard revisions?.count == list.count else { throw DocumentError(.badRequest, "Invalid rev format") }
                 }
                 let options = readOptions(r)
                 let results = try await offload { try db.openRevisions(id: id, revisions: revisions, options: options) }
@@ -528,8 +607,9 @@ struct CouchResponder: HTTPResponder {
         guard let destination = r.headers[HTTPField.Name("Destination")!], !destination.isEmpty else {
             throw DocumentError(.badRequest, "Destination header is mandatory for COPY.")
         }
-        let parts = destination.split(separator: "?", maxSplits: 1)
+        let parts = destination.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let target = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+        guard !target.isEmpty else { throw DocumentError(.badRequest, "Destination header names no document.") }
         var targetRev: String?
         if parts.count == 2 {
             for pair in parts[1].split(separator: "&") where pair.hasPrefix("rev=") {
@@ -608,7 +688,7 @@ struct CouchResponder: HTTPResponder {
         userContext["db"] = .string(name)
         let security = try await offload { try db.metadata("_security") ?? .object([:]) }
         for ddoc in validators {
-            let answer = try await queryServers.call(ddoc, ["validate_doc_update"], [.object(document), old, .object(userContext), security])
+            let answer = try await queryServers.call(tenant: db.instanceID, ddoc, ["validate_doc_update"], [.object(document), old, .object(userContext), security])
             if let refusal = answer.objectValue {
                 if let message = refusal["forbidden"] { throw DocumentError(.forbidden, message.stringValue ?? message.text) }
                 if let message = refusal["unauthorized"] { throw DocumentError(.unauthorized, message.stringValue ?? message.text) }
@@ -768,7 +848,7 @@ struct CouchResponder: HTTPResponder {
         let key = [name, ddoc, function, docID ?? UUID().uuidString, context.text, String(isDatabaseAdmin)].joined(separator: "\u{0}")
         let outcome = try await server.updateBatcher.submit(key, call) { calls in
             try db.updateInTurn(id: docID, count: calls.count, userContext: context) { index, current -> (document: JSONObject?, result: JSON) in
-                let answer = try queryServers.callBlocking(design, ["updates", function], [current.map(JSON.object) ?? .null, calls[index].request])
+                let answer = try queryServers.callBlocking(tenant: db.instanceID, design, ["updates", function], [current.map(JSON.object) ?? .null, calls[index].request])
                 if let refusal = answer.objectValue {
                     if let message = refusal["forbidden"]?.stringValue { throw DocumentError(.forbidden, message) }
                     if let message = refusal["unauthorized"]?.stringValue { throw DocumentError(.unauthorized, message) }
@@ -783,7 +863,7 @@ struct CouchResponder: HTTPResponder {
                 if !id.hasPrefix("_design/"), !id.hasPrefix("_local/") {
                     let old: JSON = id == docID ? current.map(JSON.object) ?? .null : .null
                     for validator in validators {
-                        let verdict = try queryServers.callBlocking(validator, ["validate_doc_update"], [.object(doc), old, context, security])
+                        let verdict = try queryServers.callBlocking(tenant: db.instanceID, validator, ["validate_doc_update"], [.object(doc), old, context, security])
                         if let refusal = verdict.objectValue {
                             if let message = refusal["forbidden"] { throw DocumentError(.forbidden, message.stringValue ?? message.text) }
                             if let message = refusal["unauthorized"] { throw DocumentError(.unauthorized, message.stringValue ?? message.text) }
@@ -872,10 +952,24 @@ struct CouchResponder: HTTPResponder {
         guard let object = response.objectValue else {
             return HTTPAnswer(status: .init(code: status), json: nil, headers: headers, raw: ("text/html; charset=utf-8", Data((response.stringValue ?? "").utf8)))
         }
-        if let code = object["code"]?.intValue { status = code }
+        // Everything the function answers is untrusted: a status or header
+        // HTTP cannot carry is the function's error, never the server's trap.
+        if let code = object["code"], code != .null {
+            guard let number = code.intValue, (100...599).contains(number) else {
+                throw FunctionError(status: 500, error: "render_error",
+                                    reason: "the function's response has an invalid HTTP status \(code.text): it must be an integer from 100 to 599")
+            }
+            status = number
+        }
         var contentType: String?
         for (name, value) in object["headers"]?.objectValue ?? JSONObject() {
-            guard let field = HTTPField.Name(name), let text = value.stringValue else { continue }
+            guard let text = value.stringValue else { continue }
+            guard let field = HTTPField.Name(name) else {
+                throw FunctionError(status: 500, error: "render_error", reason: "the function's response has an invalid header name \(JSON.string(name).text)")
+            }
+            guard HTTPAnswer.isValidFieldValue(text) else {
+                throw FunctionError(status: 500, error: "render_error", reason: "the function's response has an invalid value for header \(name): control characters are not allowed")
+            }
             if field == .contentType { contentType = text } else { headers[field] = text }
         }
         let data: Data
@@ -895,6 +989,7 @@ struct CouchResponder: HTTPResponder {
     // MARK: bulk and listing
 
     func allDocs(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        try r.checkBooleans(CouchRequest.listingBooleans)
         var options = AllDocumentsOptions()
         options.includeDocs = r.flag("include_docs")
         options.conflicts = r.flag("conflicts")
@@ -905,7 +1000,10 @@ struct CouchResponder: HTTPResponder {
         options.startKey = try (r.jsonQuery("startkey") ?? r.jsonQuery("start_key"))?.stringValue
         options.endKey = try (r.jsonQuery("endkey") ?? r.jsonQuery("end_key"))?.stringValue
         if let key = try r.jsonQuery("key")?.stringValue { options.keys = [key] }
-        if let keys = try r.jsonQuery("keys")?.arrayValue { options.keys = keys.compactMap(\.stringValue) }
+        if let keys = try r.jsonQuery("keys") {
+            guard let list = keys.arrayValue else { throw DocumentError(.badRequest, "`keys` parameter must be an array.") }
+            options.keys = list.compactMap(\.stringValue)
+        }
         if r.method == .post {
             let body = try r.object()
             if let keys = body["keys"] {
@@ -1111,7 +1209,9 @@ struct CouchResponder: HTTPResponder {
 enum MultipartRelated {
     static func document(body: [UInt8], contentType: String) throws -> JSONObject {
         guard let range = contentType.range(of: "boundary=") else { throw DocumentError(.badRequest, "multipart/related without a boundary") }
-        let boundary = contentType[range.upperBound...].split(separator: ";")[0].trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        let boundary = (contentType[range.upperBound...].split(separator: ";", omittingEmptySubsequences: false).first ?? "")
+            .trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        guard !boundary.isEmpty else { throw DocumentError(.badRequest, "multipart/related with an empty boundary") }
         let parts = split(Data(body), boundary: Data("--\(boundary)".utf8))
         guard let first = parts.first else { throw DocumentError(.badRequest, "empty multipart body") }
         guard var doc = try JSON(parsing: first).objectValue else { throw DocumentError(.badRequest, "the first part must be a JSON object") }

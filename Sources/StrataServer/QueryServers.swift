@@ -20,6 +20,14 @@ struct FunctionError: Error {
 /// Each call has a time limit: a process that does not answer in time is
 /// killed and the call fails with 500 `os_process_error`; the next call gets
 /// a fresh process. Idle processes are kept for the next calls.
+///
+/// Each call names its tenant (the database whose functions run). A process
+/// serves one tenant at a time: before it serves another, its JavaScript
+/// heap is thrown away and made anew (`["strata_reset_heap"]`), so nothing
+/// one database's functions changed in the environment (`JSON`, `emit`,
+/// `Object.prototype`) sees another database's documents. Calls wait on
+/// threads of their own (``functionQueue``), never on the threads that
+/// requests needing no JavaScript use.
 final class QueryServers: @unchecked Sendable {
     // @unchecked: `idle` is only touched under `lock`; a process is used by
     // one call at a time (taken from `idle`, given back after).
@@ -41,12 +49,45 @@ final class QueryServers: @unchecked Sendable {
     /// Runs `path` (`["updates", "addvote"]`, `["validate_doc_update"]` …) of
     /// `ddoc` with `arguments`, off the cooperative pool; answers the
     /// function's JSON answer.
-    func call(_ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) async throws -> JSON {
-        try await offload { [self] in try callBlocking(ddoc, path, arguments) }
+    func call(tenant: String, _ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) async throws -> JSON {
+        try await withCheckedThrowingContinuation { continuation in
+            Self.functionQueue.async { [self] in
+                continuation.resume(with: Result { try callBlocking(tenant: tenant, ddoc, path, arguments) })
+            }
+        }
     }
 
-    func callBlocking(_ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) throws -> JSON {
-        let process = try lock.withLock { idle.popLast() } ?? QueryProcess(command: command)
+    /// Where calls wait for their process's answer: a queue of its own, so
+    /// functions that run long (or forever, until the time limit) never
+    /// hold the threads SQLite reads and writes are offloaded to.
+    static let functionQueue = DispatchQueue(label: "strata.query-servers", attributes: .concurrent)
+
+    /// An idle process, the tenant's own when there is one; a process that
+    /// served another tenant gets a new heap first.
+    private func process(for tenant: String) throws -> QueryProcess {
+        let kept = lock.withLock { () -> QueryProcess? in
+            if let index = idle.lastIndex(where: { $0.tenant == tenant }) { return idle.remove(at: index) }
+            return idle.popLast()
+        }
+        let process = try kept ?? QueryProcess(command: command)
+        if process.tenant != nil && process.tenant != tenant {
+            do {
+                let answer = try process.exchange(.array([.string("strata_reset_heap")]), timeLimit: timeLimit)
+                guard answer == .bool(true) else {
+                    throw FunctionError(status: 500, error: "os_process_error", reason: "the query server did not reset its heap")
+                }
+            } catch {
+                process.stop()
+                throw error
+            }
+            process.designs = [:]
+        }
+        process.tenant = tenant
+        return process
+    }
+
+    func callBlocking(tenant: String, _ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) throws -> JSON {
+        let process = try process(for: tenant)
         let answer: JSON
         do {
             let id = ddoc["_id"]?.stringValue ?? ""
@@ -72,8 +113,8 @@ final class QueryServers: @unchecked Sendable {
 
     /// Runs raw query-server commands on one process, in order (`reset`,
     /// `add_fun`, `map_docs`, `reduce`…); answers the last command's answer.
-    func exchange(_ requests: [JSON]) throws -> JSON {
-        let process = try lock.withLock { idle.popLast() } ?? QueryProcess(command: command)
+    func exchange(tenant: String, _ requests: [JSON]) throws -> JSON {
+        let process = try process(for: tenant)
         var answer = JSON.null
         do {
             for request in requests {
@@ -96,12 +137,12 @@ final class QueryServers: @unchecked Sendable {
     /// Maps documents with JavaScript map functions (and the design
     /// document's `views.lib` for `require`): for each document, for each
     /// function, the rows it emits.
-    func map(functions: [String], lib: JSON?, documents: [JSONObject]) throws -> [[[EmittedRow]]] {
+    func map(tenant: String, functions: [String], lib: JSON?, documents: [JSONObject]) throws -> [[[EmittedRow]]] {
         var requests: [JSON] = [.array([.string("reset")])]
         if let lib { requests.append(.array([.string("add_lib"), lib])) }
         for source in functions { requests.append(.array([.string("add_fun"), .string(source)])) }
         requests.append(.array([.string("map_docs"), .array(documents.map(JSON.object))]))
-        let answer = try exchange(requests)
+        let answer = try exchange(tenant: tenant, requests)
         guard let perDocument = answer.arrayValue, perDocument.count == documents.count else {
             throw FunctionError(status: 500, error: "os_process_error", reason: "the query server's map answer does not match the documents")
         }
@@ -116,7 +157,7 @@ final class QueryServers: @unchecked Sendable {
     }
 
     /// A JavaScript reduce function as a ``ViewReduce``.
-    func reduce(source: String) -> ViewReduce {
+    func reduce(tenant: String, source: String) -> ViewReduce {
         .function { [self] keys, values, rereduce in
             let request: JSON
             if rereduce {
@@ -125,7 +166,7 @@ final class QueryServers: @unchecked Sendable {
                 let pairs = zip(keys ?? [], values).map { JSON.array([$0, $1]) }
                 request = .array([.string("reduce"), .array([.string(source)]), .array(pairs)])
             }
-            let answer = try exchange([request])
+            let answer = try exchange(tenant: tenant, [request])
             guard let parts = answer.arrayValue, parts.count == 2, parts[0] == .bool(true), let results = parts[1].arrayValue, let result = results.first else {
                 throw FunctionError(status: 500, error: "reduce_error", reason: "the reduce function's answer is not [true, [value]]")
             }
@@ -152,6 +193,8 @@ final class QueryProcess: @unchecked Sendable {
     let output: FileHandle
     /// The design documents this process has been given, by id, with the rev given.
     var designs: [String: String] = [:]
+    /// The database whose functions the process's heap has run, if any.
+    var tenant: String?
     private var buffer: [UInt8] = []
     private let lock = NSLock()
     private var timedOut = false
@@ -253,7 +296,8 @@ final class UpdateBatcher: @unchecked Sendable {
                 queues[key] = [(call, run, continuation)]
                 return true
             }
-            if start { DispatchQueue.global().async { self.drain(key) } }
+            // Batches call JavaScript: they wait on the query servers' queue.
+            if start { QueryServers.functionQueue.async { self.drain(key) } }
         }
     }
 

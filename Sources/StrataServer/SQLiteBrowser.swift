@@ -104,7 +104,9 @@ struct SQLiteBrowser: Sendable {
         let queue = try open(name, readOnly: !writable)
         let started = ContinuousClock.now
         return try queue.writeWithoutTransaction { db in
-            try db.withTimeLimit(timeLimit) {
+            // SQLite's authorizer, not the read-only flag alone: that flag
+            // lets VACUUM INTO and ATTACH write other files.
+            try db.restricting(to: restriction) { try db.withTimeLimit(timeLimit) {
                 let statements = try db.allStatements(sql: sql)
                 var columns: [String] = []
                 var rows: [Row] = []
@@ -118,9 +120,13 @@ struct SQLiteBrowser: Sendable {
                 return .object(["columns": .array(columns.map(JSON.string)), "rows": .array(rows.map(Self.json)),
                                 "changes": .int(db.changesCount),
                                 "elapsed_ms": Self.number((ContinuousClock.now - started) / .milliseconds(1))])
-            }
+            } }
         }
     }
+
+    /// What the SQL box may run: reads, or (`--sqlite-writable`) writes to
+    /// the file itself, never anything that reaches another file.
+    var restriction: StatementRestriction { writable ? .thisFile : .reads }
 
     /// A table or a query, exported whole in `format`.
     func export(_ name: String, table: String?, sql: String?, sort: String?, descending: Bool, column: String?, value: String?, format: DataFormat) throws -> Data {
@@ -128,14 +134,14 @@ struct SQLiteBrowser: Sendable {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-export-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
         try queue.writeWithoutTransaction { db in
-            try db.withTimeLimit(timeLimit) {
+            try db.restricting(to: table == nil ? restriction : .reads) { try db.withTimeLimit(timeLimit) {
                 if let table {
                     let (query, arguments) = try tableQuery(db, table: table, sort: sort, descending: descending, column: column, value: value)
                     try db.export(sql: query, arguments: arguments, to: file, options: ExportOptions(format: format))
                 } else {
                     try db.export(sql: sql ?? "", to: file, options: ExportOptions(format: format))
                 }
-            }
+            } }
         }
         return try Data(contentsOf: file)
     }

@@ -36,6 +36,11 @@ public final class CouchServer: Sendable {
     /// The rounds of PBKDF2 CouchDB 3.4 uses for new passwords.
     public static let defaultPasswordIterations = 600_000
 
+    /// The most PBKDF2 rounds a `_users` document may ask for: more is
+    /// refused when written, and a stored hash asking for more never signs
+    /// in (each attempt would cost the server seconds of CPU).
+    public static let maximumPasswordIterations = 2_000_000
+
     /// Serves the databases in `dataDirectory` (created when missing).
     ///
     /// - Parameters:
@@ -83,7 +88,11 @@ public final class CouchServer: Sendable {
         // CouchDB's setup makes `_replicator` too; Strata has no setup step.
         if !registry.exists(ReplicatorDatabase.name) { try registry.create(ReplicatorDatabase.name) }
         try registry.register(database: ReplicatorDatabase.name, design: "_replicator", ReplicatorDatabase.designFunctions)
-        authenticator = Authenticator(admins: hashed, iterations: passwordIterations) { name in
+        // CouchDB's `_design/_auth` rules, run by the engine on every write
+        // to `_users` (replicated ones included).
+        try registry.register(database: DatabaseRegistry.usersDatabase, design: "_auth",
+                              UserDocuments.designFunctions(maximumIterations: Self.maximumPasswordIterations))
+        authenticator = Authenticator(admins: hashed, iterations: passwordIterations, maximumIterations: Self.maximumPasswordIterations) { name in
             try? registry.database(DatabaseRegistry.usersDatabase).document(id: "org.couchdb.user:" + name)
         }
         let uuidFile = dataDirectory.appendingPathComponent("server.uuid")
@@ -237,8 +246,15 @@ final class DatabaseRegistry: @unchecked Sendable {
     /// The system databases a client may name, though they start with `_`.
     static let systemDatabases: Set<String> = ["_users", "_replicator", "_global_changes"]
 
+    /// The longest database name: its file is the name, `.couch.sqlite`
+    /// and SQLite's `-journal`, and file systems stop at 255 bytes (CouchDB,
+    /// whose files are named otherwise, stops at 238).
+    static let maximumNameLength = 234
+
     static func isValidName(_ name: String) -> Bool {
         if systemDatabases.contains(name) { return true }
+        // The file name: `/` is written %2F, and `-wal` follows the suffix.
+        guard name.replacingOccurrences(of: "/", with: "%2F").utf8.count <= maximumNameLength else { return false }
         guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
         return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || "_$()+/-".unicodeScalars.contains($0) }
     }
@@ -265,6 +281,9 @@ final class DatabaseRegistry: @unchecked Sendable {
     }
 
     func create(_ name: String) throws {
+        if name.replacingOccurrences(of: "/", with: "%2F").utf8.count > Self.maximumNameLength {
+            throw DocumentError(.illegalDatabaseName, "Name: '\(name)'. A database name may have at most \(Self.maximumNameLength) characters (each / counts three).")
+        }
         guard DatabaseRegistry.isValidName(name) else {
             throw DocumentError(.illegalDatabaseName, "Name: '\(name)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.")
         }
@@ -311,18 +330,23 @@ extension DatabasePool: DatabasePoolClosing {
 
 /// Cookie sessions (`POST /_session`): random tokens kept in memory, so a
 /// restart signs everyone out.
+///
+/// A token stands for a name and the salt of the password it signed in with,
+/// not for a user context: each request reads the account again (see
+/// ``Authenticator/sessionUser(name:salt:)``), so a changed password or a
+/// deleted account ends the session and changed roles apply at once.
 final class SessionStore: @unchecked Sendable {
     // @unchecked: `tokens` is only touched under `lock`.
     private let lock = NSLock()
-    private var tokens: [String: UserContext] = [:]
+    private var tokens: [String: (name: String, salt: String)] = [:]
 
     func make(for user: UserContext) -> String {
         let token = (0..<32).map { _ in UInt8.random(in: 0...255) }.hexString
-        lock.withLock { tokens[token] = user }
+        if let name = user.name, let salt = user.salt { lock.withLock { tokens[token] = (name, salt) } }
         return token
     }
 
-    func user(for token: String) -> UserContext? { lock.withLock { tokens[token] } }
+    func session(for token: String) -> (name: String, salt: String)? { lock.withLock { tokens[token] } }
     func remove(_ token: String) { lock.withLock { _ = tokens.removeValue(forKey: token) } }
 }
 

@@ -22,6 +22,11 @@ struct RunningServer {
                                      queryServer: [try strataBinary().path, "query-server"], functionTimeLimit: functionTimeLimit,
                                      sqliteDirectory: sqlite, sqliteWritable: sqliteWritable, sqliteTimeLimit: sqliteTimeLimit)
         try prepare(server)
+        return try await start(server)
+    }
+
+    /// Runs a server made by the test.
+    static func start(_ server: CouchServer) async throws -> RunningServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task { try await server.run(host: "127.0.0.1", port: 0) { continuation.yield($0) } }
         var iterator = ports.makeAsyncIterator()

@@ -34,17 +34,53 @@ extension Database {
         statementCache.removeAll()
     }
 
+    /// Runs `body` with SQLite's authorizer refusing, while each statement
+    /// is prepared, what `restriction` does not allow: such a statement
+    /// throws ``SQLiteError`` with code ``ResultCode/authorization`` and SQLite's "not
+    /// authorized" before anything runs.
+    ///
+    /// ```swift
+    /// try db.restricting(to: .reads) {
+    ///     try Row.fetchAll(db, sql: userTypedSQL)   // VACUUM INTO, ATTACH, INSERT… throw
+    /// }
+    /// ```
+    ///
+    /// The check is SQLite's own (https://www.sqlite.org/c3ref/set_authorizer.html),
+    /// not a reading of the SQL text, so no spelling gets around it. The
+    /// statement cache is emptied before and after, so no statement prepared
+    /// outside the restriction runs inside it, and none prepared inside it
+    /// outlives it. Nested calls apply the stricter restriction.
+    ///
+    /// - Throws: ``SQLiteError`` when the connection is closed, and whatever
+    ///   `body` throws.
+    public func restricting<T>(to restriction: StatementRestriction, _ body: () throws -> T) throws -> T {
+        _ = try checkedConnection()
+        let outer = authorizer.restriction
+        authorizer.restriction = outer.map { $0.intersection(restriction) } ?? restriction
+        try installAuthorizer()
+        defer {
+            authorizer.restriction = outer
+            try? installAuthorizer()
+        }
+        statementCache.removeAll()
+        defer { statementCache.removeAll() }
+        return try body()
+    }
+
     /// Installs the authorizer callback when a read handler or a
     /// transaction observer needs it, and removes it otherwise.
     func installAuthorizer() throws {
         let handle = try checkedConnection()
-        guard authorizer.tableReadHandler != nil || authorizer.disablesTruncate else {
+        guard authorizer.tableReadHandler != nil || authorizer.disablesTruncate || authorizer.restriction != nil else {
             sqlite3_set_authorizer(handle, nil, nil)
             return
         }
         sqlite3_set_authorizer(handle, { context, action, first, second, _, _ in
             guard let context else { return SQLITE_OK }
             let state = Unmanaged<AuthorizerState>.fromOpaque(context).takeUnretainedValue()
+            if let restriction = state.restriction, !restriction.allows(action, first, second) {
+                return SQLITE_DENY
+            }
             if action == SQLITE_READ, let first, let handler = state.tableReadHandler {
                 handler(first)
             }
@@ -100,4 +136,59 @@ final class AuthorizerState {
     var connection: ConnectionState?
     /// The table a DROP TABLE being prepared drops.
     var droppedTable: String?
+    /// What statements may do, when restricted.
+    var restriction: StatementRestriction?
+}
+
+/// What statements prepared under ``Database/restricting(to:_:)`` may do,
+/// checked by SQLite's authorizer.
+public struct StatementRestriction: Sendable, Equatable {
+    /// Whether writes to the main database's content and schema are allowed.
+    var allowsWrites: Bool
+
+    /// Reads only: `SELECT`, `WITH`, `EXPLAIN`, and the pragmas that report
+    /// (`table_info`, `index_list`, `user_version`…) without changing
+    /// anything. No write, no `VACUUM`, no `ATTACH`, no pragma that sets.
+    public static let reads = StatementRestriction(allowsWrites: false)
+
+    /// Reads and writes of this database's file, but nothing that reaches
+    /// another file: no `ATTACH`/`DETACH`, so no `VACUUM` (nor `VACUUM
+    /// INTO`, which attaches its target), and no pragma that sets a value.
+    public static let thisFile = StatementRestriction(allowsWrites: true)
+
+    func intersection(_ other: StatementRestriction) -> StatementRestriction {
+        StatementRestriction(allowsWrites: allowsWrites && other.allowsWrites)
+    }
+
+    /// Pragmas that only report, even with an argument (a table or index
+    /// name, a limit); any other pragma is allowed only without one.
+    static let reportingPragmas: Set<String> = [
+        "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
+        "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check",
+    ]
+    /// Pragmas refused even without an argument: they write or reach files.
+    static let actingPragmas: Set<String> = [
+        "optimize", "incremental_vacuum", "wal_checkpoint", "shrink_memory",
+        "temp_store_directory", "data_store_directory",
+    ]
+
+    func allows(_ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?) -> Bool {
+        switch action {
+        case SQLITE_SELECT, SQLITE_READ, SQLITE_FUNCTION, SQLITE_RECURSIVE:
+            return true
+        case SQLITE_PRAGMA:
+            // `first` is the pragma's name, `second` its argument or value.
+            guard let first else { return false }
+            let name = String(cString: first).lowercased()
+            if Self.actingPragmas.contains(name) { return false }
+            if second == nil || Self.reportingPragmas.contains(name) { return true }
+            return allowsWrites
+        case SQLITE_ATTACH, SQLITE_DETACH:
+            return false
+        case SQLITE_TRANSACTION, SQLITE_SAVEPOINT:
+            return true
+        default:
+            return allowsWrites
+        }
+    }
 }
