@@ -77,7 +77,7 @@ extension CouchResponder {
         }
         guard design["filters"]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
         guard let queryServers = server.queryServers else {
-            throw FunctionError(status: 500, error: "os_process_error", reason: "filter functions need a JavaScript query server, and this server runs none")
+            throw FunctionError.noQueryServer("filter functions")
         }
         let request = try await updateRequest(db, r, docID: nil)
         let keepDocs = r.flag("include_docs")

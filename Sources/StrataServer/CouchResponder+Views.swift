@@ -45,7 +45,7 @@ extension CouchResponder {
                 } else if let queryServers = server.queryServers {
                     reduces[name] = queryServers.reduce(tenant: tenant, source: reduce)
                 } else {
-                    throw FunctionError(status: 500, error: "os_process_error", reason: "JavaScript reduce functions need a JavaScript query server, and this server runs none")
+                    throw FunctionError.noQueryServer("JavaScript reduce functions")
                 }
             }
         }
@@ -60,7 +60,7 @@ extension CouchResponder {
         let sources = maps
         return ViewGroup(design: id, signature: signature, views: names, reduces: reduces) { documents in
             guard let queryServers else {
-                throw FunctionError(status: 500, error: "os_process_error", reason: "views need a JavaScript query server, and this server runs none")
+                throw FunctionError.noQueryServer("views")
             }
             return try queryServers.map(tenant: tenant, functions: sources, lib: lib, documents: documents)
         }
@@ -204,7 +204,7 @@ extension CouchResponder {
         }
         guard ddoc[kind]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
         guard let queryServers = server.queryServers else {
-            throw FunctionError(status: 500, error: "os_process_error", reason: "this server runs no JavaScript query server")
+            throw FunctionError.noQueryServer("design functions")
         }
         return (ddoc, queryServers)
     }

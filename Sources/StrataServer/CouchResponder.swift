@@ -679,7 +679,7 @@ struct CouchResponder: HTTPResponder {
         }
         guard !validators.isEmpty else { return }
         guard let queryServers = server.queryServers else {
-            throw FunctionError(status: 500, error: "os_process_error", reason: "validate_doc_update needs a JavaScript query server, and this server runs none")
+            throw FunctionError.noQueryServer("validate_doc_update")
         }
         let old: JSON = try await offload {
             do { return .object(try db.document(id: id)) } catch let error as DocumentError where error.kind == .notFound { return .null }
@@ -823,7 +823,7 @@ struct CouchResponder: HTTPResponder {
         let design = try await offload { try db.document(id: ddoc) }
         guard design["updates"]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
         guard let queryServers = server.queryServers else {
-            throw FunctionError(status: 500, error: "os_process_error", reason: "this server runs no JavaScript query server")
+            throw FunctionError.noQueryServer("design functions")
         }
         let docID = rest.count > 1 ? rest[1...].joined(separator: "/") : nil
         if let docID, docID.hasPrefix("_design/") { try checkDatabaseAdmin(r) }

@@ -11,6 +11,15 @@ struct FunctionError: Error {
     var reason: String
 
     var json: JSON { .object(["error": .string(error), "reason": .string(reason)]) }
+
+    /// `what` (views, validate_doc_update…) needs JavaScript and the server
+    /// was made without a query server: says what to pass.
+    static func noQueryServer(_ what: String) -> FunctionError {
+        FunctionError(status: 500, error: "os_process_error",
+                      reason: "\(what) need\(what.hasSuffix("s") ? "" : "s") a JavaScript query server, and this server runs none: "
+                        + "strata serve runs its own; a CouchServer made in your code needs "
+                        + "queryServer: [\"/path/to/strata\", \"query-server\"] (the strata executable)")
+    }
 }
 
 /// The JavaScript processes (`strata query-server`) that run design-document

@@ -325,6 +325,37 @@ import Testing
         #expect(try await server.send("GET", "/shared/_all_docs?descending=true&include_docs=false", user: admin).0 == 200)
     }
 
+    @Test func requestsThatNeedNoJavaScriptDoNotWaitForFunctionsThatNeverEnd() async throws {
+        let server = try await RunningServer.start(functionTimeLimit: .seconds(8))
+        defer { server.stop() }
+        #expect(try await server.send("PUT", "/pub", user: admin).0 == 201)
+        #expect(try await server.send("PUT", "/pub/_design/loop", json: #"{"shows":{"spin":"function(doc, req) { while (true) {} }"}}"#, user: admin).0 == 201)
+        #expect(try await server.send("PUT", "/pub/plain", json: #"{"n":1}"#, user: admin).0 == 201)
+        let clock = ContinuousClock()
+        // Eight functions that spin until their processes are killed.
+        let spinning = Task {
+            try await withThrowingTaskGroup(of: ContinuousClock.Instant.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        let (status, _) = try await server.send("GET", "/pub/_design/loop/_show/spin")
+                        #expect(status == 500)
+                        return clock.now
+                    }
+                }
+                return try await group.reduce(into: [ContinuousClock.Instant]()) { $0.append($1) }.min()!
+            }
+        }
+        // Plain reads and writes meanwhile are answered while they spin.
+        var answered: [ContinuousClock.Instant] = []
+        for i in 0..<20 {
+            #expect(try await server.send("GET", "/pub/plain").0 == 200)
+            #expect(try await server.send("PUT", "/pub/meanwhile\(i)", json: "{}").0 == 201)
+            answered.append(clock.now)
+        }
+        let firstKilled = try await spinning.value
+        #expect(answered.max()! < firstKilled)
+    }
+
     @Test func withoutDuktapeJavaScriptSaysWhatToInstallAndTheRestWorks() async throws {
         let directory = URL(fileURLWithPath: try makeTemporaryPath("couch"))
         let server = try CouchServer(dataDirectory: directory, admins: ["admin": "secret"], passwordIterations: 1000,

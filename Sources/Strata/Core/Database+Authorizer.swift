@@ -169,7 +169,7 @@ public struct StatementRestriction: Sendable, Equatable {
     /// Pragmas refused even without an argument: they write or reach files.
     static let actingPragmas: Set<String> = [
         "optimize", "incremental_vacuum", "wal_checkpoint", "shrink_memory",
-        "temp_store_directory", "data_store_directory",
+        "temp_store_directory", "data_store_directory", "writable_schema",
     ]
 
     func allows(_ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?) -> Bool {
@@ -185,6 +185,15 @@ public struct StatementRestriction: Sendable, Equatable {
             return allowsWrites
         case SQLITE_ATTACH, SQLITE_DETACH:
             return false
+        case SQLITE_UPDATE:
+            // SQLite asks for an UPDATE of the schema table while it loads
+            // the schema (`pragma_table_info` does); SQLite itself refuses a
+            // statement's writes there unless `writable_schema`, refused above.
+            if let first, sqlite3_strnicmp(first, "sqlite_", 7) == 0 {
+                let table = String(cString: first).lowercased()
+                if ["sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"].contains(table) { return true }
+            }
+            return allowsWrites
         case SQLITE_TRANSACTION, SQLITE_SAVEPOINT:
             return true
         default:
