@@ -113,6 +113,7 @@ extension CouchResponder {
     }
 
     func changes(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        try r.checkBooleans(["descending", "include_docs", "conflicts", "attachments", "att_encoding_info"])
         var options = try changesOptions(r)
         let filter = try await changesFilter(db, r)
         let limit = options.limit

@@ -107,7 +107,7 @@ extension CouchResponder {
         if error.code == .interrupt { return DocumentError(.badRequest, "interrupted: the query ran past the time limit") }
         if error.primaryResultCode == .readOnly { return DocumentError(.forbidden, "attempt to write a readonly database: the SQL box is read-only (start the server with --sqlite-writable to allow writes)") }
         if error.primaryResultCode == .authorization {
-            return DocumentError(.forbidden, "not authorized: the SQL box runs reads only (writes need --sqlite-writable), and never ATTACH, DETACH, VACUUM or a pragma that writes")
+            return DocumentError(.forbidden, "not authorized: the SQL box is read-only (writes need --sqlite-writable) and never runs ATTACH, DETACH, VACUUM or a pragma that sets a value")
         }
         return DocumentError(.badRequest, error.message ?? "\(error)")
     }

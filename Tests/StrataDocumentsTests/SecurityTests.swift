@@ -323,6 +323,8 @@ import Testing
             #expect(try await server.send("GET", "/shared/_all_docs?\(query)", user: admin).0 == 400, "\(query)")
         }
         #expect(try await server.send("GET", "/shared/_all_docs?descending=true&include_docs=false", user: admin).0 == 200)
+        #expect(try await server.send("GET", "/shared/_changes?include_docs=2", user: admin).0 == 400)
+        #expect(try await server.send("GET", "/shared/_changes?descending=true", user: admin).0 == 200)
     }
 
     @Test func requestsThatNeedNoJavaScriptDoNotWaitForFunctionsThatNeverEnd() async throws {

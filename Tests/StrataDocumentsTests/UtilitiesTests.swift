@@ -119,7 +119,7 @@ import Testing
         (status, answer) = try await server.send("POST", path, json: #"{"sql":"SELEC 1"}"#, user: admin)
         #expect(status == 400 && answer?["reason"]?.stringValue?.contains("near \"SELEC\": syntax error") == true)
         (status, answer) = try await server.send("POST", path, json: #"{"sql":"DELETE FROM movies"}"#, user: admin)
-        #expect(status == 403 && answer?["reason"]?.stringValue?.contains("reads only") == true)
+        #expect(status == 403 && answer?["reason"]?.stringValue?.contains("read-only") == true)
         (status, answer) = try await server.send("POST", path, json: #"{"sql":"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"}"#, user: admin)
         #expect(status == 400 && answer?["reason"]?.stringValue?.contains("time limit") == true)
         // Nothing was lost.
