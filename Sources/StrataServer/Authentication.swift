@@ -202,18 +202,13 @@ final class Authenticator: @unchecked Sendable {
     /// when the account is gone or its password changed (a new salt), with
     /// the roles its document has today.
     func sessionUser(name: String, salt: String) -> UserContext? {
-        if let admin = lock.withLock({ admins[name] }) {
-            return admin.salt == salt ? UserContext(name: name, roles: ["_admin"], salt: salt) : nil
-        }
-        guard let doc = userDocument(name), doc["_deleted"]?.boolValue != true,
-              let hash = PasswordHash(userDocument: doc), hash.salt == salt else { return nil }
-        return UserContext(name: name, roles: Self.roles(doc), salt: salt)
+        guard let account = account(name), account.hash.salt == salt else { return nil }
+        return account.user
     }
 
     private static func roles(_ doc: JSONObject) -> [String] {
         (doc["roles"]?.arrayValue ?? []).compactMap(\.stringValue).filter { !$0.hasPrefix("_") }
     }
-
 }
 
 /// A database's `_security` object: who administers it and who may read it.

@@ -733,12 +733,13 @@ struct CouchResponder: HTTPResponder {
         return written(result, status: .created)
     }
 
-    /// A write to `_users`: CouchDB's rules for user documents, the
-    /// password hashed (off the event loop: PBKDF2 is slow on purpose).
+    /// A write to `_users`: the password hashed (on the authenticator's
+    /// hashing queue: PBKDF2 is slow on purpose). CouchDB's rules for user
+    /// documents run in the engine (`UserDocuments.validate`).
     func prepareUserDocument(_ db: DocumentDatabase, _ doc: JSONObject, _ r: CouchRequest) async throws -> JSONObject {
         let id = doc["_id"]?.stringValue ?? ""
         let user = r.user, iterations = server.authenticator.iterations
-        return try await offload {
+        return try await server.authenticator.hash {
             let existing = try? db.document(id: id)
             return try UserDocuments.prepare(doc, existing: existing, by: user, iterations: iterations)
         }

@@ -1,6 +1,6 @@
 // Duktape's library opened with dlopen, and an allocator that keeps the
-// JavaScript heap within a byte budget. See strata_duktape.h.
-#include "strata_duktape.h"
+// JavaScript heap within a byte budget. See duk_loader.h.
+#include "duk_loader.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
 // JavaScript. The few declarations below are written from Duktape's
 // documented C API (duktape.org/api.html) for the calls Strata makes; the
 // types match duk_config.h on platforms where `int` has 32 bits.
-#ifndef STRATA_DUKTAPE_H
-#define STRATA_DUKTAPE_H
+#ifndef STRATA_DUK_LOADER_H
+#define STRATA_DUK_LOADER_H
 
 #include <stddef.h>
 
