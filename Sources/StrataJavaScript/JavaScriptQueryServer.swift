@@ -19,7 +19,7 @@ import Foundation
 /// database's functions changed (`Object.prototype`, `JSON`, `emit`) is
 /// never seen by another's.
 ///
-/// Duktape is opened at run time (``isAvailable``): without its library the
+/// Duktape is opened at run time (``unavailableReason``): without its library the
 /// process still starts and answers every request with CouchDB's
 /// `os_process_error` and what to install.
 public enum JavaScriptQueryServer {
@@ -78,25 +78,13 @@ public enum JavaScriptQueryServer {
 
     /// Without an engine: each request line gets the error, until input ends.
     private static func answerEveryRequest(with reason: String) -> Int32 {
-        let answer = #"["error","os_process_error",\#(jsonString(reason))]"#
+        let answer = (try? JSONSerialization.data(withJSONObject: ["error", "os_process_error", reason])).map(Array.init)
+            ?? Array(#"["error","os_process_error","no JavaScript engine"]"#.utf8)
         while let line = readLine(strippingNewline: true) {
             if line.isEmpty { continue }
-            writeLine(Array(answer.utf8), to: STDOUT_FILENO)
+            writeLine(answer, to: STDOUT_FILENO)
         }
         return 0
-    }
-
-    private static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }
 

@@ -343,7 +343,12 @@ struct CouchResponder: HTTPResponder {
     /// CouchDB's member check: anonymous gets 401 (sign in), a signed-in
     /// user who is not a member 403.
     func checkMember(_ r: CouchRequest) throws {
-        if r.security.isMember(r.user) { return }
+        try checkAccess(r, allowed: r.security.isMember(r.user))
+    }
+
+    /// CouchDB's refusal of a database: 401 for anonymous, 403 otherwise.
+    func checkAccess(_ r: CouchRequest, allowed: Bool) throws {
+        if allowed { return }
         if r.user.name == nil { throw DocumentError(.unauthorized, "You are not authorized to access this db.") }
         throw DocumentError(.forbidden, "You are not allowed to access this db.")
     }
@@ -435,10 +440,7 @@ struct CouchResponder: HTTPResponder {
         } else if name == ReplicatorDatabase.name {
             // Replication documents hold credentials: server admins only,
             // whatever `_security` says (CouchDB 3 keeps it admin-only too).
-            guard r.isAdmin else {
-                if r.user.name == nil { throw DocumentError(.unauthorized, "You are not authorized to access this db.") }
-                throw DocumentError(.forbidden, "You are not allowed to access this db.")
-            }
+            try checkAccess(r, allowed: r.isAdmin)
         } else {
             try checkMember(r)
         }

@@ -251,10 +251,14 @@ final class DatabaseRegistry: @unchecked Sendable {
     /// whose files are named otherwise, stops at 238).
     static let maximumNameLength = 234
 
+    /// Whether the name's file fits: `/` is written %2F in it.
+    static func fitsInFileName(_ name: String) -> Bool {
+        name.replacingOccurrences(of: "/", with: "%2F").utf8.count <= maximumNameLength
+    }
+
     static func isValidName(_ name: String) -> Bool {
         if systemDatabases.contains(name) { return true }
-        // The file name: `/` is written %2F, and `-wal` follows the suffix.
-        guard name.replacingOccurrences(of: "/", with: "%2F").utf8.count <= maximumNameLength else { return false }
+        guard fitsInFileName(name) else { return false }
         guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
         return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || "_$()+/-".unicodeScalars.contains($0) }
     }
@@ -281,7 +285,7 @@ final class DatabaseRegistry: @unchecked Sendable {
     }
 
     func create(_ name: String) throws {
-        if name.replacingOccurrences(of: "/", with: "%2F").utf8.count > Self.maximumNameLength {
+        if !Self.fitsInFileName(name) {
             throw DocumentError(.illegalDatabaseName, "Name: '\(name)'. A database name may have at most \(Self.maximumNameLength) characters (each / counts three).")
         }
         guard DatabaseRegistry.isValidName(name) else {

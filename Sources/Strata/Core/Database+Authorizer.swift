@@ -12,14 +12,23 @@ extension Database {
     /// afresh and none prepared under the handler outlives it. Nested calls
     /// report to both handlers.
     func reportingTableReads<T>(to handler: @escaping (UnsafePointer<CChar>) -> Void, _ body: () throws -> T) throws -> T {
-        _ = try checkedConnection()
         let outer = authorizer.tableReadHandler
-        authorizer.tableReadHandler = outer.map { outer in { table in outer(table); handler(table) } } ?? handler
-        try installAuthorizer()
+        return try withAuthorizer({ $0.tableReadHandler = outer.map { outer in { table in outer(table); handler(table) } } ?? handler },
+                                  restoring: { $0.tableReadHandler = outer }, body)
+    }
+
+    /// Runs `body` with the authorizer's state changed by `change`, put back
+    /// by `restore` after; the statement cache is emptied before and after,
+    /// since the authorizer only sees statements as they are prepared.
+    private func withAuthorizer<T>(_ change: (AuthorizerState) -> Void, restoring restore: (AuthorizerState) -> Void,
+                                   _ body: () throws -> T) throws -> T {
+        _ = try checkedConnection()
+        change(authorizer)
         defer {
-            authorizer.tableReadHandler = outer
+            restore(authorizer)
             try? installAuthorizer()
         }
+        try installAuthorizer()
         statementCache.removeAll()
         defer { statementCache.removeAll() }
         return try body()
@@ -54,17 +63,9 @@ extension Database {
     /// - Throws: ``SQLiteError`` when the connection is closed, and whatever
     ///   `body` throws.
     public func restricting<T>(to restriction: StatementRestriction, _ body: () throws -> T) throws -> T {
-        _ = try checkedConnection()
         let outer = authorizer.restriction
-        authorizer.restriction = outer.map { $0.intersection(restriction) } ?? restriction
-        try installAuthorizer()
-        defer {
-            authorizer.restriction = outer
-            try? installAuthorizer()
-        }
-        statementCache.removeAll()
-        defer { statementCache.removeAll() }
-        return try body()
+        return try withAuthorizer({ $0.restriction = outer.map { $0.intersection(restriction) } ?? restriction },
+                                  restoring: { $0.restriction = outer }, body)
     }
 
     /// Installs the authorizer callback when a read handler or a
