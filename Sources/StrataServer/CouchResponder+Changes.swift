@@ -144,33 +144,44 @@ extension CouchResponder {
             if first == nil { result.lastSeq = now.lastSeq }
             return changesAnswer(result)
         case "continuous", "eventsource":
+            // As CouchDB: every change since `since` first, whatever the
+            // timeout; the timeout then counts the time without a new change.
             let eventSource = feed == "eventsource"
-            let events = changeEvents(db, options, timeout: r.query["timeout"] == nil && heartbeat != nil ? nil : timeout, heartbeat: heartbeat)
+            let ending = r.query["timeout"] == nil && heartbeat != nil ? nil : timeout
             var headers: HTTPFields = [:]
             headers[.contentType] = eventSource ? "text/event-stream" : "application/json"
-            let since = options.since
+            let start = options
             let body = ResponseBody { writer in
                 var sent = 0
-                var last = since
-                for await event in events {
-                    switch event {
-                    case .change(var change):
-                        last = change.seq
-                        if let filter {
-                            guard let kept = try await filter([change]).first else { continue }
-                            change = kept
-                        }
-                        let line = eventSource ? "data: \(change.json.text)\nid: \(change.seq)\n\n" : change.json.text + "\n"
-                        try await writer.write(ByteBuffer(string: line))
-                        sent += 1
-                        if let limit, sent >= limit { break }
-                    case .heartbeat:
-                        try await writer.write(ByteBuffer(string: "\n"))
-                    case .end:
-                        break
+                var last = start.since
+                func send(_ change: Change) async throws -> Bool {
+                    var change = change
+                    last = change.seq
+                    if let filter {
+                        guard let kept = try await filter([change]).first else { return false }
+                        change = kept
                     }
-                    if case .end = event { break }
-                    if let limit, sent >= limit { break }
+                    let line = eventSource ? "data: \(change.json.text)\nid: \(change.seq)\n\n" : change.json.text + "\n"
+                    try await writer.write(ByteBuffer(string: line))
+                    sent += 1
+                    if let limit, sent >= limit { return true }
+                    return false
+                }
+                var done = false
+                let backlog = try await offload { try db.changes(start) }
+                for change in backlog.results where !done { done = try await send(change) }
+                last = max(last, backlog.lastSeq)
+                if !done {
+                    var live = start
+                    live.since = last
+                    for await event in self.changeEvents(db, live, timeout: ending, heartbeat: heartbeat) {
+                        switch event {
+                        case .change(let change): done = try await send(change)
+                        case .heartbeat: try await writer.write(ByteBuffer(string: "\n"))
+                        case .end: done = true
+                        }
+                        if done { break }
+                    }
                 }
                 if !eventSource {
                     try await writer.write(ByteBuffer(string: JSON.object(["last_seq": .string(String(last)), "pending": .int(0)]).text + "\n"))
@@ -200,12 +211,17 @@ extension CouchResponder {
     }
 
     /// The changes after `options.since` as they come, heartbeats between,
-    /// and an end after `timeout` (none: until the client goes away).
+    /// and an end once `timeout` has passed without a change (none: until
+    /// the client goes away).
     func changeEvents(_ db: DocumentDatabase, _ options: ChangesOptions, timeout: Duration?, heartbeat: Duration?) -> AsyncStream<ChangeEvent> {
         AsyncStream { continuation in
+            let lastChange = LastChange()
             let feed = Task {
                 do {
-                    for try await change in db.liveChanges(options) { continuation.yield(.change(change)) }
+                    for try await change in db.liveChanges(options) {
+                        lastChange.now()
+                        continuation.yield(.change(change))
+                    }
                 } catch {}
                 continuation.yield(.end)
                 continuation.finish()
@@ -219,10 +235,19 @@ extension CouchResponder {
             }
             let stop = Task {
                 guard let timeout else { return }
-                try? await Task.sleep(for: timeout)
-                if !Task.isCancelled {
-                    continuation.yield(.end)
-                    continuation.finish()
+                var deadline = ContinuousClock.now + timeout
+                while !Task.isCancelled {
+                    try? await Task.sleep(until: deadline)
+                    let idleUntil = lastChange.instant + timeout
+                    if idleUntil > deadline {
+                        deadline = idleUntil
+                        continue
+                    }
+                    if !Task.isCancelled {
+                        continuation.yield(.end)
+                        continuation.finish()
+                    }
+                    return
                 }
             }
             continuation.onTermination = { _ in
@@ -245,4 +270,13 @@ extension CouchResponder {
         }
         return nil
     }
+}
+
+/// When a live feed last saw a change: its timeout counts from there.
+private final class LastChange: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last = ContinuousClock.now
+
+    var instant: ContinuousClock.Instant { lock.withLock { last } }
+    func now() { lock.withLock { last = .now } }
 }

@@ -53,4 +53,27 @@ import Testing
         #expect(try await server.send("GET", "/feed/_changes?filter=other/kind").0 == 404)
         #expect(try await server.send("GET", "/feed/_changes?filter=nonsense").0 == 400)
     }
+
+    /// CouchDB sends a continuous feed's changes so far whatever its
+    /// timeout, which counts only the wait for new ones: a short timeout
+    /// on a busy machine (a slow filter, a slow read) loses nothing.
+    @Test func aContinuousFeedSendsItsChangesSoFarWhateverItsTimeout() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        #expect(try await server.send("PUT", "/feed", user: "admin:secret").0 == 201)
+        #expect(try await server.send("PUT", "/feed/_design/app", json: Self.design, user: "admin:secret").0 == 201)
+        for i in 0..<30 {
+            #expect(try await server.send("PUT", "/feed/d\(i)", json: #"{"type":"\#(i % 3 == 0 ? "question" : "vote")"}"#).0 == 201)
+        }
+        func ids(_ path: String) async throws -> [String] {
+            let (_, data, _) = try await server.sendRaw("GET", path)
+            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { try? JSON(parsing: String($0)) }
+            #expect(lines.last?["last_seq"] != nil)
+            return lines.compactMap { $0["id"]?.stringValue }
+        }
+        let questions = stride(from: 0, to: 30, by: 3).map { "d\($0)" }
+        #expect(try await ids("/feed/_changes?feed=continuous&filter=app/kind&kind=question&timeout=1") == questions)
+        #expect(try await ids("/feed/_changes?feed=continuous&timeout=1").count == 31)
+        #expect(try await ids("/feed/_changes?feed=continuous&timeout=1&limit=4").count == 4)
+    }
 }
