@@ -17,12 +17,14 @@ enum RecordsArticleMacro {
     @Record(table: "movies")
     struct Movie: Equatable {
         enum Genre: String, Codable { case drama, comedy, thriller }
+        enum Format: String, Codable { case film, digital }
 
         var id: Int64?                   // INTEGER PRIMARY KEY: nil until inserted
         @Unique var title: String        // TEXT NOT NULL UNIQUE
         var year: Int                    // INTEGER NOT NULL
         var genre: Genre                 // TEXT: the raw value
         var rating: Double?              // REAL, NULL-able
+        var format: Format? = nil        // TEXT: the raw value or NULL
         var cast: [String] = []          // nested Codable: JSON text
         @Ignored var isSelected = false  // not stored
     }
@@ -66,6 +68,11 @@ enum RecordsArticleMacro {
         let recent = try Movie.filter { $0.year > 1990 }.order(\.title).fetchAll(db)
         let best = try Movie.order { $0.rating.desc }.limit(10).fetchAll(db)
         #expect(heat.id == 1 && recent == [heat] && best == [heat])
+        var up = Movie(id: nil, title: "Up", year: 2009, genre: .comedy, rating: 8.3, format: .digital)
+        try up.insert(db)
+        let thrillers = try Movie.filter { $0.genre == .thriller }.fetchAll(db)
+        let formatUnknown = try Movie.filter { $0.format == nil }.fetchAll(db)
+        #expect(thrillers == [heat] && formatUnknown == [heat])
 
         try db.create(table: Book.self)
         try db.create(table: Credit.self)

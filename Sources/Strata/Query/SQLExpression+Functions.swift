@@ -37,7 +37,7 @@ extension SQLExpression {
         membership("NOT IN", [subquery.sqlLiteral])
     }
 
-    private func membership(_ op: String, _ items: [SQLLiteral]) -> SQLExpression<Bool> {
+    func membership(_ op: String, _ items: [SQLLiteral]) -> SQLExpression<Bool> {
         makeExpression(
             SQLLiteral(sql: "("), sqlLiteral, SQLLiteral(sql: " \(op) ("),
             SQLLiteral.joined(items, separator: ", "), SQLLiteral(sql: "))"))
