@@ -328,7 +328,7 @@ import Testing
     }
 
     @Test func requestsThatNeedNoJavaScriptDoNotWaitForFunctionsThatNeverEnd() async throws {
-        let server = try await RunningServer.start(functionTimeLimit: .seconds(8))
+        let server = try await RunningServer.start(functionTimeLimit: .seconds(12))
         defer { server.stop() }
         #expect(try await server.send("PUT", "/pub", user: admin).0 == 201)
         #expect(try await server.send("PUT", "/pub/_design/loop", json: #"{"shows":{"spin":"function(doc, req) { while (true) {} }"}}"#, user: admin).0 == 201)
