@@ -11,11 +11,18 @@ func example(_ name: String) -> Target {
     )
 }
 
+/// Whether only the core libraries are built: `Strata` and
+/// `StrataDocuments` with their in-process tests, and no other package.
+/// `.ci/sanitize` sets STRATA_CORE_ONLY for AddressSanitizer's run: nearly
+/// all of Strata's unsafe pointer code is in those two libraries, and the
+/// run skips building SwiftNIO, Hummingbird and BoringSSL again.
+let coreOnly = Context.environment["STRATA_CORE_ONLY"] != nil
+
 /// Whether the `@Record` macro is built. `.ci/sanitize` sets
 /// STRATA_WITHOUT_MACROS: the sanitizer builds leave out the compiler plugin
 /// and swift-syntax (code that runs inside the compiler, not in an app);
 /// `GeneratedRecordTests` covers the core paths the macro's code calls.
-let withMacros = Context.environment["STRATA_WITHOUT_MACROS"] == nil
+let withMacros = Context.environment["STRATA_WITHOUT_MACROS"] == nil && !coreOnly
 
 let package = Package(
     name: "Strata",
@@ -23,6 +30,7 @@ let package = Package(
     products: [
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "StrataDocuments", targets: ["StrataDocuments"]),
+    ] + (coreOnly ? [] : [
         .library(name: "StrataServer", targets: ["StrataServer"]),
         .library(name: "StrataSync", targets: ["StrataSync"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
@@ -33,15 +41,17 @@ let package = Package(
         .executable(name: "movies", targets: ["movies"]),
         .executable(name: "books", targets: ["books"]),
         .executable(name: "voting", targets: ["voting"]),
-    ] + (withMacros ? [
+    ]) + (withMacros ? [
         // `@Record`: opt-in, so that `Strata` alone builds without swift-syntax.
         .library(name: "StrataMacros", targets: ["StrataMacros"]),
     ] : []),
-    dependencies: [
+    dependencies: coreOnly ? [] : [
         // Only the command-line tool uses it; the library depends on SQLite alone.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Only the server target (and the tool that starts it) uses it.
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        // Without its default ConfigurationSupport trait (swift-configuration
+        // and swift-system, which Strata does not use, are not built).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: ["FullFoundation"]),
         // The server's PBKDF2 for passwords (Hummingbird's graph builds it already).
         .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
         // The server's gzip request bodies (ibmcloudant sends them); zlib underneath.
@@ -76,6 +86,20 @@ let package = Package(
         // CouchDB's document model on SQLite: depends on Strata only, so an
         // app can embed it.
         .target(name: "StrataDocuments", dependencies: ["Strata"]),
+        // Helpers the test targets use, written once.
+        .target(name: "StrataTestHelpers", dependencies: ["Strata"], path: "Tests/StrataTestHelpers"),
+        // The fast suite: the library through its API, in process.
+        .testTarget(
+            name: "StrataTests",
+            dependencies: ["Strata", "StrataTestHelpers"],
+            resources: [.copy("Resources")]
+        ),
+        // The document engine through its API, in process: no server.
+        .testTarget(
+            name: "StrataDocumentsEngineTests",
+            dependencies: ["Strata", "StrataDocuments", "StrataTestHelpers"]
+        ),
+    ] + (coreOnly ? [] : [
         // Duktape, the ES5 engine design-document functions run in, opened at
         // run time (dlopen): building needs no Duktape header, and a machine
         // without the library serves everything but JavaScript.
@@ -136,14 +160,6 @@ let package = Package(
         ),
         // A helper the end-to-end tests run as a second process.
         .executableTarget(name: "PoolWriter", dependencies: ["Strata"], path: "Tests/Helpers/PoolWriter"),
-        // Helpers both test targets use, written once.
-        .target(name: "StrataTestHelpers", dependencies: ["Strata"], path: "Tests/StrataTestHelpers"),
-        // The fast suite: the library through its API, in process.
-        .testTarget(
-            name: "StrataTests",
-            dependencies: ["Strata", "StrataTestHelpers"],
-            resources: [.copy("Resources")]
-        ),
         // The documents store and the server, against real SQLite and real
         // HTTP on loopback.
         .testTarget(
@@ -163,7 +179,7 @@ let package = Package(
             dependencies: ["Strata", "StrataTestHelpers"],
             resources: [.copy("Resources")]
         ),
-    ] + (withMacros ? macroTargets : []),
+    ]) + (withMacros ? macroTargets : []),
     swiftLanguageModes: [.v6]
 )
 
