@@ -233,15 +233,94 @@ public final class DocumentDatabase: Sendable {
     // MARK: Attachments
 
     /// An attachment's content and type, of the winning revision or `rev`.
+    ///
+    /// The content is read into memory; for large attachments use
+    /// ``attachmentContent(id:name:rev:)``, which reads it a chunk at a time.
     public func attachment(id: String, name: String, rev: String? = nil) throws -> Attachment {
         let tables = self.tables
         return try writer.read { db in try tables.attachment(db, id: id, name: name, rev: rev) }
+    }
+
+    /// An attachment's type, digest and size, with a reader of its content
+    /// a range at a time (SQLite's incremental BLOB I/O): memory stays
+    /// bounded whatever the attachment's size.
+    ///
+    /// ```swift
+    /// let content = try store.attachmentContent(id: "report", name: "scan.pdf")
+    /// var offset = 0
+    /// while offset < content.length {
+    ///     let chunk = try content.read(at: offset, count: 1 << 20)
+    ///     output.write(chunk)
+    ///     offset += chunk.count
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``DocumentError`` `not_found` when the document, revision
+    ///   or attachment does not exist.
+    public func attachmentContent(id: String, name: String, rev: String? = nil) throws -> AttachmentContent {
+        let tables = self.tables
+        let writer = self.writer
+        return try writer.read { db in
+            let stored = try tables.storedAttachment(db, id: id, name: name, rev: rev)
+            let location = try tables.blobLocation(db, digest: stored.digest)
+            return AttachmentContent(
+                contentType: stored.contentType, digest: stored.digest, length: location.length, revpos: stored.revpos
+            ) { offset, count in
+                try writer.read { db in try tables.readBlob(db, rowID: location.rowID, at: offset, count: count) }
+            }
+        }
     }
 
     /// Adds or replaces an attachment on the leaf `rev` (nil for a new
     /// document): a new revision.
     @discardableResult
     public func putAttachment(id: String, name: String, rev: String?, contentType: String, data: Data, userContext: JSON? = nil) throws -> DocumentWriteResult {
+        try putAttachment(id: id, name: name, rev: rev, contentType: contentType, userContext: userContext) { tables, db in
+            try tables.storeBlob(db, data)
+        }
+    }
+
+    /// Adds or replaces an attachment whose content is the file at `file`,
+    /// on the leaf `rev` (nil for a new document): a new revision.
+    ///
+    /// The file is read a chunk at a time, twice (for its MD5 digest, then
+    /// into SQLite's incremental BLOB I/O): memory stays bounded whatever
+    /// its size. The file is not changed or removed.
+    ///
+    /// - Throws: ``DocumentError`` `conflict` when `rev` is not the leaf,
+    ///   what validation refuses, or a Foundation error when the file
+    ///   cannot be read.
+    @discardableResult
+    public func putAttachment(id: String, name: String, rev: String?, contentType: String, contentsOf file: URL, userContext: JSON? = nil) throws -> DocumentWriteResult {
+        let (digest, length) = try Self.digest(ofFile: file)
+        return try putAttachment(id: id, name: name, rev: rev, contentType: contentType, userContext: userContext) { tables, db in
+            try tables.storeBlob(db, contentsOf: file, digest: digest, length: length)
+            return digest
+        }
+    }
+
+    /// CouchDB's digest (`md5-` and the base64 MD5) and the size of a file,
+    /// read a chunk at a time.
+    static func digest(ofFile file: URL) throws -> (digest: String, length: Int) {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        var md5 = MD5()
+        var length = 0
+        while let chunk = try handle.read(upToCount: DocumentTables.blobChunk), !chunk.isEmpty {
+            chunk.withUnsafeBytes { md5.update($0) }
+            length += chunk.count
+        }
+        return ("md5-" + Data(md5.finish()).base64EncodedString(), length)
+    }
+
+    /// The attachment write both forms share: `store` puts the content in
+    /// the blobs table and answers its digest, inside the write; the
+    /// document then names it with a stub (validation sees that stub, as
+    /// CouchDB's does).
+    private func putAttachment(
+        id: String, name: String, rev: String?, contentType: String, userContext: JSON?,
+        store: @escaping (DocumentTables, Database) throws -> String
+    ) throws -> DocumentWriteResult {
         let tables = self.tables
         let validation = nativeValidation(userContext)
         return try writer.write { db in
@@ -253,11 +332,15 @@ public final class DocumentDatabase: Sendable {
             } else {
                 doc = ["_id": .string(id)]
             }
+            let digest = try store(tables, db)
             var attachments = doc["_attachments"]?.objectValue ?? JSONObject()
-            attachments[name] = .object(["content_type": .string(contentType), "data": .string(data.base64EncodedString())])
+            attachments[name] = .object([
+                "content_type": .string(contentType), "digest": .string(digest),
+                "length": .int(try tables.blobLocation(db, digest: digest).length), "stub": .bool(true),
+            ])
             doc["_attachments"] = .object(attachments)
             try validation?(db, doc)
-            return try tables.write(db, document: doc, newEdits: true)
+            return try tables.write(db, document: doc, newEdits: true, stored: [name: digest])
         }
     }
 
@@ -327,6 +410,37 @@ public struct Attachment: Sendable, Equatable {
         self.data = data
         self.digest = digest
         self.revpos = revpos
+    }
+}
+
+/// An attachment's description and a reader of its content, a range at a
+/// time: from ``DocumentDatabase/attachmentContent(id:name:rev:)``.
+public struct AttachmentContent: Sendable {
+    /// The MIME type it was stored with.
+    public var contentType: String
+    /// CouchDB's digest: `md5-` and the base64 MD5 of the content.
+    public var digest: String
+    /// The content's size in bytes.
+    public var length: Int
+    /// The revision depth it was added at.
+    public var revpos: Int
+    private let reader: @Sendable (Int, Int) throws -> Data
+
+    init(contentType: String, digest: String, length: Int, revpos: Int, reader: @escaping @Sendable (Int, Int) throws -> Data) {
+        self.contentType = contentType
+        self.digest = digest
+        self.length = length
+        self.revpos = revpos
+        self.reader = reader
+    }
+
+    /// Up to `count` bytes of the content from `offset` (fewer at its end),
+    /// each call a short read of its own.
+    ///
+    /// - Throws: ``DocumentError`` `not_found` when compaction removed the
+    ///   content since (no revision keeps it any more).
+    public func read(at offset: Int, count: Int) throws -> Data {
+        try reader(offset, count)
     }
 }
 

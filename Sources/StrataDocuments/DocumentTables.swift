@@ -58,9 +58,9 @@ struct DocumentTables: Sendable {
               body TEXT NOT NULL
             ) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS \(blobs) (
-              digest TEXT PRIMARY KEY NOT NULL,
+              digest TEXT NOT NULL UNIQUE,
               data BLOB NOT NULL
-            ) WITHOUT ROWID;
+            );
             CREATE TABLE IF NOT EXISTS \(meta) (
               key TEXT PRIMARY KEY NOT NULL,
               value TEXT NOT NULL
@@ -96,6 +96,7 @@ struct DocumentTables: Sendable {
         // How many leaves each document's tree has (NULL: not known yet, in
         // files from before the column), so that a write extending the only
         // leaf needs no tree.
+        try migrateBlobsToRowIDs(db)
         let docsColumns = try Row.fetchAll(db, sql: "PRAGMA table_info(\(docs))").map { try $0[1] as String }
         if !docsColumns.contains("leaves") { try db.execute(sql: "ALTER TABLE \(docs) ADD COLUMN leaves INTEGER") }
         try createViewTables(db)
@@ -202,7 +203,9 @@ struct DocumentTables: Sendable {
     }
 
     /// Writes one document; must run inside a transaction.
-    func write(_ db: Database, document: JSONObject, newEdits: Bool) throws -> DocumentWriteResult {
+    /// - Parameter stored: attachments whose content the engine has just
+    ///   stored (name → digest), given in `document` as stubs.
+    func write(_ db: Database, document: JSONObject, newEdits: Bool, stored: [String: String] = [:]) throws -> DocumentWriteResult {
         let id: String
         switch document["_id"] {
         case .string(let s)?: id = s
@@ -258,7 +261,7 @@ struct DocumentTables: Sendable {
             } else {
                 parent = nil
             }
-            let attachments = try resolveAttachments(db, id: id, document: document, tree: tree, parent: parent, depth: (parent?.depth ?? 0) + 1)
+            let attachments = try resolveAttachments(db, id: id, document: document, tree: tree, parent: parent, depth: (parent?.depth ?? 0) + 1, stored: stored)
             var hashed = body
             if let attachments { hashed["_attachments"] = .object(JSONObject(attachments.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value.stub(withRevpos: false)) })) }
             let seed = (parent?.description ?? "") + "\n" + (deleted ? "1" : "0") + "\n" + JSON.object(hashed).canonicalText
@@ -422,10 +425,72 @@ struct DocumentTables: Sendable {
         return digest
     }
 
+    /// The blobs table's name as SQLite's C API takes it (unquoted).
+    var blobsTable: String { String(blobs.dropFirst().dropLast()) }
+
+    /// Files from before incremental BLOB I/O kept attachments in a
+    /// `WITHOUT ROWID` table, which `sqlite3_blob_open` cannot open: copied
+    /// once into a rowid table.
+    private func migrateBlobsToRowIDs(_ db: Database) throws {
+        guard let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [blobsTable]),
+              sql.uppercased().contains("WITHOUT ROWID") else { return }
+        let copy = "\"\(blobsTable)_rowid\""
+        try db.execute(sql: """
+            CREATE TABLE \(copy) (digest TEXT NOT NULL UNIQUE, data BLOB NOT NULL);
+            INSERT INTO \(copy)(digest, data) SELECT digest, data FROM \(blobs);
+            DROP TABLE \(blobs);
+            ALTER TABLE \(copy) RENAME TO \(blobs);
+            """)
+    }
+
+    /// Stores `length` bytes read from `file` as the blob `digest` (its MD5,
+    /// computed by the caller), a chunk at a time: memory stays bounded
+    /// whatever the size. Nothing is stored when the blob is there already.
+    func storeBlob(_ db: Database, contentsOf file: URL, digest: String, length: Int) throws {
+        if try Int.fetchOne(db, sql: "SELECT 1 FROM \(blobs) WHERE digest = ?", arguments: [digest]) != nil { return }
+        guard let rowID = try Int64.fetchOne(db, sql: "INSERT INTO \(blobs)(digest, data) VALUES (?, zeroblob(?)) RETURNING rowid", arguments: [digest, length]) else {
+            throw DocumentError(.internalError, "the attachment's row was not created")
+        }
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        try db.withBlob(table: blobsTable, column: "data", rowID: rowID, writable: true) { blob in
+            var offset = 0
+            while offset < length, let chunk = try handle.read(upToCount: min(Self.blobChunk, length - offset)), !chunk.isEmpty {
+                try blob.write(chunk, at: offset)
+                offset += chunk.count
+            }
+            guard offset == length, try handle.read(upToCount: 1)?.isEmpty ?? true else {
+                throw DocumentError(.badRequest, "the attachment's content changed while it was stored")
+            }
+        }
+    }
+
+    /// The size of the chunks attachments are copied and sent in.
+    static let blobChunk = 1 << 20
+
+    /// Where an attachment's content is: its blob's rowid and size.
+    func blobLocation(_ db: Database, digest: String) throws -> (rowID: Int64, length: Int) {
+        guard let row = try Row.fetchOne(db, sql: "SELECT rowid, length(data) FROM \(blobs) WHERE digest = ?", arguments: [digest]) else {
+            throw DocumentError(.notFound, "attachment content is missing")
+        }
+        return (try row[0], try row[1])
+    }
+
+    /// `count` bytes of the blob at `rowID` from `offset`.
+    func readBlob(_ db: Database, rowID: Int64, at offset: Int, count: Int) throws -> Data {
+        do {
+            return try db.withBlob(table: blobsTable, column: "data", rowID: rowID) { try $0.read(count: count, at: offset) }
+        } catch let error as SQLiteError where error.primaryResultCode == .error {
+            // The row went away (compaction removed an attachment no
+            // revision keeps any more) between two chunks.
+            throw DocumentError(.notFound, "attachment content is missing")
+        }
+    }
+
     /// The attachments of a revision being written: inline data stored as
     /// blobs, stubs taken from the parent (or, when replicated, any revision
     /// with the same digest).
-    func resolveAttachments(_ db: Database, id: String, document: JSONObject, tree: RevisionTree, parent: Revision?, depth: Int) throws -> [String: StoredAttachment]? {
+    func resolveAttachments(_ db: Database, id: String, document: JSONObject, tree: RevisionTree, parent: Revision?, depth: Int, stored: [String: String] = [:]) throws -> [String: StoredAttachment]? {
         guard let value = document["_attachments"] else { return nil }
         guard let given = value.objectValue else { throw DocumentError(.badRequest, "_attachments must be an object") }
         if given.isEmpty { return nil }
@@ -435,7 +500,12 @@ struct DocumentTables: Sendable {
             // CouchDB keeps names starting with `_` for itself.
             if name.hasPrefix("_") { throw DocumentError(.badRequest, "Attachment name '\(name)' starts with prohibited character '_'") }
             guard let o = spec.objectValue else { throw DocumentError(.badRequest, "attachment \(name) must be an object") }
-            if let data = o["data"] {
+            if let digest = stored[name] {
+                out[name] = StoredAttachment(
+                    contentType: o["content_type"]?.stringValue ?? "application/octet-stream",
+                    digest: digest, length: try blobLocation(db, digest: digest).length,
+                    revpos: parentAttachments[name]?.digest == digest ? parentAttachments[name]!.revpos : depth)
+            } else if let data = o["data"] {
                 guard let text = data.stringValue, let bytes = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
                     throw DocumentError(.badRequest, "Invalid attachment data for \(name)")
                 }
@@ -462,6 +532,15 @@ struct DocumentTables: Sendable {
     }
 
     func attachment(_ db: Database, id: String, name: String, rev: String?) throws -> Attachment {
+        let a = try storedAttachment(db, id: id, name: name, rev: rev)
+        guard let data = try Data.fetchOne(db, sql: "SELECT data FROM \(blobs) WHERE digest = ?", arguments: [a.digest]) else {
+            throw DocumentError(.notFound, "attachment content is missing")
+        }
+        return Attachment(contentType: a.contentType, data: data, digest: a.digest, revpos: a.revpos)
+    }
+
+    /// The attachment `name` of the winning revision or of `rev`.
+    func storedAttachment(_ db: Database, id: String, name: String, rev: String?) throws -> StoredAttachment {
         let attachments: [String: StoredAttachment]
         if let rev {
             guard let r = Revision(rev) else { throw DocumentError.badRev }
@@ -473,10 +552,7 @@ struct DocumentTables: Sendable {
             attachments = DocumentTables.decodeAttachments(try row[1])
         }
         guard let a = attachments[name] else { throw DocumentError(.notFound, "Document is missing attachment") }
-        guard let data = try Data.fetchOne(db, sql: "SELECT data FROM \(blobs) WHERE digest = ?", arguments: [a.digest]) else {
-            throw DocumentError(.notFound, "attachment content is missing")
-        }
-        return Attachment(contentType: a.contentType, data: data, digest: a.digest, revpos: a.revpos)
+        return a
     }
 
     // MARK: reading

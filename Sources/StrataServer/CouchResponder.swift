@@ -14,6 +14,9 @@ struct CouchRequest: Sendable {
     var headers: HTTPFields
     var body: [UInt8]
     var user: UserContext
+    /// The body of an attachment `PUT`, streamed to a temporary file (which
+    /// the responder removes once answered) instead of held in `body`.
+    var bodyFile: URL?
     /// The database's `_security`, once the route has named a database.
     var security = SecurityObject(nil)
     /// The path and query as sent (percent-encoded).
@@ -106,6 +109,7 @@ struct CouchResponder: HTTPResponder {
             couch.rawQuery = request.uri.query ?? ""
             couch.authority = request.head.authority
             couch.peer = context.peer
+            defer { if let file = couch.bodyFile { try? FileManager.default.removeItem(at: file) } }
             answer = try await route(couch)
         } catch let error as DocumentError {
             answer = HTTPAnswer(status: .init(code: error.status), json: error.status >= 500 ? scrubbed(error.json) : error.json)
@@ -158,8 +162,19 @@ struct CouchResponder: HTTPResponder {
         for (k, v) in request.uri.queryParameters {
             query[String(k).removingPercentEncoding ?? String(k)] = String(v).removingPercentEncoding ?? String(v)
         }
+        // Neither a session cookie nor Basic credentials a browser cached
+        // vouch for a request another site's page made (a form posted to
+        // this server): such a request is anonymous, whatever it carries.
+        // Clients that are not browsers send no Origin. Credentials are
+        // checked before the body is read: a wrong password uploads nothing.
+        let isCrossSiteWrite = request.method != .get && request.method != .head && request.method != .options
+            && Self.isCrossSite(origin: request.headers[.origin], host: request.head.authority)
+        let user = isCrossSiteWrite ? .anonymous : try await authenticate(request.headers)
         var body: [UInt8] = []
-        if request.method != .get, request.method != .head {
+        var bodyFile: URL?
+        if request.method == .put, Self.isAttachment(segments), request.headers[.contentEncoding] == nil {
+            bodyFile = try await spool(&request)
+        } else if request.method != .get, request.method != .head {
             do {
                 let buffer = try await request.collectBody(upTo: server.maximumBodySize)
                 body = Array(buffer.readableBytesView)
@@ -170,14 +185,45 @@ struct CouchResponder: HTTPResponder {
                 body = try decompress(body, encoding: encoding)
             }
         }
-        // Neither a session cookie nor Basic credentials a browser cached
-        // vouch for a request another site's page made (a form posted to
-        // this server): such a request is anonymous, whatever it carries.
-        // Clients that are not browsers send no Origin.
-        let isCrossSiteWrite = request.method != .get && request.method != .head && request.method != .options
-            && Self.isCrossSite(origin: request.headers[.origin], host: request.head.authority)
-        let user = isCrossSiteWrite ? .anonymous : try await authenticate(request.headers)
-        return CouchRequest(method: request.method, segments: segments, query: query, headers: request.headers, body: body, user: user)
+        var parsed = CouchRequest(method: request.method, segments: segments, query: query, headers: request.headers, body: body, user: user)
+        parsed.bodyFile = bodyFile
+        return parsed
+    }
+
+    /// Whether a path names an attachment (`/{db}/{doc}/{name…}`,
+    /// `/{db}/_design/{ddoc}/{name…}`), whose `PUT` body is streamed.
+    static func isAttachment(_ segments: [String]) -> Bool {
+        guard segments.count >= 3, !segments[0].hasPrefix("_") else { return false }
+        if segments[1] == "_design" {
+            return segments.count >= 4 && !segments[3].hasPrefix("_")
+        }
+        return !segments[1].hasPrefix("_")
+    }
+
+    /// Streams a request's body to a temporary file, a buffer at a time:
+    /// an attachment of any size up to the limit costs no more memory than
+    /// a small one.
+    func spool(_ request: inout Request) async throws -> URL {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-upload-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw DocumentError(.internalError, "could not create a temporary file for the attachment")
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: file)
+            defer { try? handle.close() }
+            var size = 0
+            for try await buffer in request.body {
+                size += buffer.readableBytes
+                guard size <= server.maximumAttachmentSize else {
+                    throw DocumentError(.tooLarge, "the attachment is larger than \(server.maximumAttachmentSize) bytes")
+                }
+                try buffer.withUnsafeReadableBytes { try handle.write(contentsOf: $0) }
+            }
+            return file
+        } catch {
+            try? FileManager.default.removeItem(at: file)
+            throw error
+        }
     }
 
     /// Whether `Origin` names another site than the `Host` the request came to.
@@ -769,18 +815,45 @@ struct CouchResponder: HTTPResponder {
         switch r.method {
         case .get, .head:
             let rev = r.query["rev"]
-            let attachment = try await offload { try db.attachment(id: id, name: name, rev: rev) }
+            // Sent a chunk at a time, each read on its own: memory stays
+            // bounded whatever the attachment's size.
+            let content = try await offload { try db.attachmentContent(id: id, name: name, rev: rev) }
             var headers: HTTPFields = [:]
-            headers[.eTag] = "\"\(attachment.digest)\""
-            headers[.init("Content-MD5")!] = String(attachment.digest.dropFirst(4))
-            return HTTPAnswer(status: .ok, json: nil, headers: headers, raw: (attachment.contentType, r.method == .head ? Data() : attachment.data))
+            headers[.eTag] = "\"\(content.digest)\""
+            headers[.init("Content-MD5")!] = String(content.digest.dropFirst(4))
+            headers[.contentType] = content.contentType
+            headers[.contentLength] = String(content.length)
+            if r.method == .head { return HTTPAnswer(status: .ok, json: nil, headers: headers, stream: ResponseBody()) }
+            let body = ResponseBody { writer in
+                var offset = 0
+                while offset < content.length {
+                    let start = offset
+                    let chunk = try await offload { try content.read(at: start, count: 256 << 10) }
+                    guard !chunk.isEmpty else { break }
+                    try await writer.write(ByteBuffer(bytes: chunk))
+                    offset += chunk.count
+                }
+                try await writer.finish(nil)
+            }
+            return HTTPAnswer(status: .ok, json: nil, headers: headers, stream: body)
         case .put:
             let rev = r.query["rev"] ?? r.headers[.ifMatch].map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
             let type = r.headers[.contentType] ?? "application/octet-stream"
-            let data = Data(r.body)
-            try await validate(db, try await documentWithAttachment(db, id: id, rev: rev, name: name, stub: ["content_type": .string(type), "length": .int(data.count), "stub": .bool(true)]), r)
+            let length: Int
+            if let file = r.bodyFile {
+                length = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
+            } else {
+                length = r.body.count
+            }
+            try await validate(db, try await documentWithAttachment(db, id: id, rev: rev, name: name, stub: ["content_type": .string(type), "length": .int(length), "stub": .bool(true)]), r)
             let context = userContext(r)
-            let result = try await offload { try db.putAttachment(id: id, name: name, rev: rev, contentType: type, data: data, userContext: context) }
+            let result: DocumentWriteResult
+            if let file = r.bodyFile {
+                result = try await offload { try db.putAttachment(id: id, name: name, rev: rev, contentType: type, contentsOf: file, userContext: context) }
+            } else {
+                let data = Data(r.body)
+                result = try await offload { try db.putAttachment(id: id, name: name, rev: rev, contentType: type, data: data, userContext: context) }
+            }
             return written(result, status: .created)
         case .delete:
             guard let rev = r.query["rev"] else { throw DocumentError.conflict }

@@ -20,6 +20,10 @@ public final class CouchServer: Sendable {
     /// The server's uuid (`GET /`), kept in the data directory.
     public let uuid: String
     let maximumBodySize = 64 << 20
+    /// The largest attachment `PUT /{db}/{doc}/{name}` takes, streamed to a
+    /// file then into SQLite a chunk at a time (CouchDB's default
+    /// `max_attachment_size`, 1 GiB).
+    let maximumAttachmentSize = 1 << 30
     let groupCommit: Bool
     /// The JavaScript processes for design-document functions; nil when the
     /// server was given no query-server command.

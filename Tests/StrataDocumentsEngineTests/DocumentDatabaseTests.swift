@@ -1,6 +1,6 @@
 import Foundation
 import Strata
-import StrataDocuments
+@testable import StrataDocuments
 import StrataTestHelpers
 import Testing
 
@@ -247,6 +247,65 @@ func obj(_ text: String) throws -> JSONObject {
         #expect(throws: DocumentError.self) { try db.attachment(id: "a", name: "greeting.txt") }
         // A stub naming nothing is refused.
         #expect(throws: DocumentError.self) { try db.put(obj(#"{"_id":"c","_attachments":{"x":{"stub":true}}}"#)) }
+    }
+
+    /// An attachment from a file goes into SQLite and comes back a range at
+    /// a time (incremental BLOB I/O), with the digest and revision ids the
+    /// in-memory form gives.
+    @Test func attachmentsStreamFromFilesAndReadBackInRanges() throws {
+        let db = try makeDocuments()
+        let bytes = Data((0..<(3 << 20) + 123).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 7) })
+        let file = URL(fileURLWithPath: try makeTemporaryPath("upload.bin"))
+        try bytes.write(to: file)
+        let fromFile = try db.putAttachment(id: "f", name: "big.bin", rev: nil, contentType: "application/octet-stream", contentsOf: file)
+        let inMemory = try makeDocuments().putAttachment(id: "f", name: "big.bin", rev: nil, contentType: "application/octet-stream", data: bytes)
+        #expect(fromFile.rev == inMemory.rev)
+        #expect(FileManager.default.fileExists(atPath: file.path))
+        let content = try db.attachmentContent(id: "f", name: "big.bin")
+        #expect(content.length == bytes.count && content.contentType == "application/octet-stream" && content.revpos == 1)
+        #expect(content.digest == "md5-" + Data(MD5.digest(bytes)).base64EncodedString())
+        var read = Data()
+        while read.count < content.length { read += try content.read(at: read.count, count: 1 << 20) }
+        #expect(read == bytes)
+        #expect(try content.read(at: 10, count: 5) == bytes[10..<15])
+        #expect(try db.attachment(id: "f", name: "big.bin").data == bytes)
+
+        // Replaced under the same name on the next revision: a new digest and revpos.
+        try Data("small".utf8).write(to: file)
+        let second = try db.putAttachment(id: "f", name: "big.bin", rev: fromFile.rev, contentType: "text/plain", contentsOf: file)
+        let replaced = try db.attachmentContent(id: "f", name: "big.bin")
+        #expect(second.rev.hasPrefix("2-") && replaced.length == 5 && replaced.revpos == 2 && replaced.contentType == "text/plain")
+        #expect(try replaced.read(at: 0, count: 100) == Data("small".utf8))
+        // The first revision's content is still there, by its revision.
+        #expect(try db.attachmentContent(id: "f", name: "big.bin", rev: fromFile.rev).length == bytes.count)
+        // A missing file is an error and writes nothing.
+        #expect(throws: (any Error).self) {
+            try db.putAttachment(id: "g", name: "x", rev: nil, contentType: "text/plain", contentsOf: URL(fileURLWithPath: "/nonexistent/file"))
+        }
+        #expect(throws: DocumentError.self) { try db.document(id: "g") }
+        #expect(throws: DocumentError.self) { try db.attachmentContent(id: "f", name: "nope") }
+    }
+
+    /// Files written before incremental BLOB I/O kept attachments in a
+    /// WITHOUT ROWID table: opening one moves them, and they stream.
+    @Test func anOlderFilesAttachmentsAreMovedToARowidTable() throws {
+        let path = try makeTemporaryPath("old.sqlite")
+        let old = try DocumentDatabase(path: path)
+        let r = try old.putAttachment(id: "a", name: "t.txt", rev: nil, contentType: "text/plain", data: Data("hello world".utf8))
+        try old.writer.write { db in
+            try db.execute(sql: #"""
+                CREATE TABLE "couch_attachments_old" (digest TEXT PRIMARY KEY NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
+                INSERT INTO "couch_attachments_old" SELECT digest, data FROM "couch_attachments";
+                DROP TABLE "couch_attachments";
+                ALTER TABLE "couch_attachments_old" RENAME TO "couch_attachments";
+                """#)
+        }
+        let reopened = try DocumentDatabase(path: path)
+        let content = try reopened.attachmentContent(id: "a", name: "t.txt")
+        #expect(try content.read(at: 6, count: 5) == Data("world".utf8))
+        let sql = try reopened.writer.read { try String.fetchOne($0, sql: "SELECT sql FROM sqlite_master WHERE name = 'couch_attachments'") }
+        #expect(sql?.contains("WITHOUT ROWID") == false)
+        #expect(try reopened.document(id: "a")["_rev"] == .string(r.rev))
     }
 
     @Test func changesFeedInSequenceOrder() throws {
