@@ -55,6 +55,11 @@ import Testing
         #expect((downloaded as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") == "application/octet-stream")
         #expect(content.count == size && content == bytes)
 
+        // HEAD: the headers, with the size, and no body.
+        let (none, head) = try await URLSession.shared.data(for: try request("HEAD", "/files/doc/big.bin"))
+        #expect(status(head) == 200 && none.isEmpty)
+        #expect((head as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Length") == String(size))
+
         let growth = try Self.peakMemory(of: pid) - baseline
         #expect(growth < 32 << 20, "the server's peak memory grew by \(growth >> 20) MB for a \(size >> 20) MB attachment")
     }
