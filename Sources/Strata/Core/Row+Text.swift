@@ -51,5 +51,6 @@ private func sqliteText(of value: Double) -> String {
             sqlite3_vsnprintf(count, pointer.baseAddress, "%!.15g", arguments)
         }
     }
-    return String(cString: buffer)
+    let length = buffer.firstIndex(of: 0) ?? buffer.count
+    return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
