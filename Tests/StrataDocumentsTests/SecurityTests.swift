@@ -296,6 +296,62 @@ import Testing
         #expect(missing > wrong / 4, "missing \(missing), wrong password \(wrong)")
     }
 
+    @Test func wrongPasswordsDoNotHoldUpOtherRequests() async throws {
+        // A user whose hash takes many rounds, and guesses at its password in
+        // parallel: each costs one PBKDF2 derivation, one after the other.
+        // And one written by an older version, past today's rules, that
+        // asks for 100 times those rounds.
+        let directory = URL(fileURLWithPath: try makeTemporaryPath("couch"))
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            let users = try DocumentDatabase(path: directory.appendingPathComponent("_users.couch.sqlite").path)
+            var doc: JSONObject = ["_id": "org.couchdb.user:real", "name": "real", "type": "user", "roles": []]
+            for (key, value) in PasswordHash(password: "pw", iterations: 100_000).userDocumentFields { doc[key] = value }
+            try users.put(doc)
+            try users.put(["_id": "org.couchdb.user:slow", "name": "slow", "type": "user", "roles": [],
+                           "password_scheme": "pbkdf2", "pbkdf2_prf": "sha256", "iterations": 10_000_000,
+                           "derived_key": .string(String(repeating: "ab", count: 32)), "salt": "cd"])
+        }
+        let server = try await RunningServer.start(directory: directory)
+        defer { server.stop() }
+        let clock = ContinuousClock()
+        let (firstRefusals, refused) = AsyncStream.makeStream(of: Void.self)
+        let guessing = Task {
+            try await withThrowingTaskGroup(of: ContinuousClock.Instant.self) { group in
+                for guess in 0..<16 {
+                    group.addTask {
+                        let (status, _) = try await server.send("GET", "/_session", user: "real:guess\(guess)")
+                        #expect(status == 401)
+                        refused.yield()
+                        return clock.now
+                    }
+                }
+                return try await group.reduce(into: [ContinuousClock.Instant]()) { $0.append($1) }.max()!
+            }
+        }
+        // Once the first guess is refused the others are still being
+        // hashed: plain requests meanwhile are answered before they end.
+        var iterator = firstRefusals.makeAsyncIterator()
+        await iterator.next()
+        var answered: [ContinuousClock.Instant] = []
+        for _ in 0..<5 {
+            #expect(try await server.send("GET", "/_up").0 == 200)
+            answered.append(clock.now)
+        }
+        let lastRefused = try await guessing.value
+        #expect(answered.max()! < lastRefused)
+
+        // A hash asking for more rounds than the server allows is refused
+        // without being computed: no dearer than a guess at 100,000 rounds.
+        func timeToRefuse(_ user: String) async throws -> Duration {
+            let started = clock.now
+            #expect(try await server.send("GET", "/_session", user: user).0 == 401)
+            return clock.now - started
+        }
+        let capped = try await timeToRefuse("slow:pw"), guess = try await timeToRefuse("real:guess")
+        #expect(capped < guess * 20, "10,000,000 rounds refused in \(capped), a guess at 100,000 in \(guess)")
+    }
+
     @Test func smallerHolesAreClosed() async throws {
         let server = try await RunningServer.start()
         defer { server.stop() }
