@@ -85,9 +85,26 @@ public struct DesignFunctions: Sendable {
 
 /// The designs registered on one database.
 final class FunctionRegistry: @unchecked Sendable {
-    // @unchecked: `designs` is only touched under `lock`.
+    // @unchecked: `designs`, `runner`, `databaseName` and `stored` are only
+    // touched under `lock`.
     private let lock = NSLock()
     private var designs: [String: DesignFunctions] = [:]
+    private var javaScript: (any DesignFunctionRunner)?
+    private var contextName: String?
+    private var stored: StoredValidators?
+
+    func setRunner(_ runner: (any DesignFunctionRunner)?, databaseName: String?) {
+        lock.withLock {
+            javaScript = runner
+            contextName = databaseName
+        }
+    }
+    var runner: (any DesignFunctionRunner)? { lock.withLock { javaScript } }
+    var databaseName: String? { lock.withLock { contextName } }
+    var cachedValidators: StoredValidators? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
 
     func set(_ name: String, _ functions: DesignFunctions?) { lock.withLock { designs[name] = functions } }
     func get(_ name: String) -> DesignFunctions? { lock.withLock { designs[name] } }
@@ -165,13 +182,14 @@ extension DocumentDatabase {
     /// call that throws fails alone (what it did is rolled back); a failure
     /// of SQLite itself fails them all.
     ///
-    /// Registered Swift validation functions see each write with
-    /// `userContext`. `call` runs while the transaction is open: keep it short.
+    /// Validation (registered Swift functions, stored JavaScript) sees each
+    /// write with `userContext`. `call` runs while the transaction is open:
+    /// keep it short.
     public func updateInTurn(id: String?, count: Int, userContext: JSON? = nil,
                              _ call: (_ index: Int, _ current: JSONObject?) throws -> (document: JSONObject?, result: JSON)) throws
         -> [Result<(written: DocumentWriteResult?, result: JSON), any Error>] {
         let tables = self.tables
-        let validation = nativeValidation(userContext)
+        let validation = self.validation(userContext)
         return try writer.write { db in
             var results: [Result<(written: DocumentWriteResult?, result: JSON), any Error>] = []
             results.reserveCapacity(count)
@@ -192,7 +210,7 @@ extension DocumentDatabase {
                         let (document, result) = try call(index, current)
                         guard var document else { return (nil, result) }
                         if document["_id"] == nil { document["_id"] = .string(id ?? DocumentTables.newID()) }
-                        try validation?(db, document)
+                        try validation(db, document)
                         let written = try tables.write(db, document: document, newEdits: true)
                         // What a read would give back: _id, _rev, the body.
                         if written.id == id, document["_attachments"] == nil, document["_deleted"] == nil || document["_deleted"] == .bool(false) {
@@ -212,25 +230,6 @@ extension DocumentDatabase {
                 }
             }
             return results
-        }
-    }
-
-    /// The check every write makes when Swift validation functions are
-    /// registered: each runs with the document, the current winner, the
-    /// user context and the database's `_security`.
-    func nativeValidation(_ userContext: JSON?) -> (@Sendable (Database, JSONObject) throws -> Void)? {
-        let validators = registry.validators
-        guard !validators.isEmpty else { return nil }
-        let tables = self.tables
-        var context = (userContext ?? DocumentDatabase.appUserContext).objectValue ?? JSONObject()
-        if context["db"] == nil || context["db"] == .null { context["db"] = .string(name) }
-        let user = JSON.object(context)
-        return { db, document in
-            guard let id = document["_id"]?.stringValue, !id.hasPrefix("_local/") else { return }
-            var old: JSONObject?
-            do { old = try tables.read(db, id: id, options: DocumentReadOptions()) } catch let error as DocumentError where error.kind == .notFound {}
-            let security = try tables.meta(db, "_security") ?? .object([:])
-            for validate in validators { try validate(document, old, user, security) }
         }
     }
 }

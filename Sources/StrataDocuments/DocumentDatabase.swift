@@ -64,15 +64,17 @@ public final class DocumentDatabase: Sendable {
     /// body. Throws ``DocumentError`` `conflict` when `_rev` is not the
     /// current leaf.
     ///
-    /// Registered Swift validation functions (``DesignFunctions/validate``)
-    /// see the write with `userContext` (nil: the app itself, an admin).
+    /// Validation sees the write with `userContext` (nil: the app itself,
+    /// an admin): registered Swift functions (``DesignFunctions/validate``)
+    /// and the stored design documents' JavaScript `validate_doc_update`,
+    /// run by the database's ``DesignFunctionRunner``.
     @discardableResult
     public func put(_ document: JSONObject, newEdits: Bool = true, userContext: JSON? = nil) throws -> DocumentWriteResult {
         let tables = self.tables
-        let validation = nativeValidation(userContext)
+        let validation = self.validation(userContext)
         return try writer.write { db in
-            let document = DocumentDatabase.withID(document, if: validation != nil)
-            try validation?(db, document)
+            let document = DocumentDatabase.withID(document)
+            try validation(db, document)
             return try tables.write(db, document: document, newEdits: newEdits)
         }
     }
@@ -82,9 +84,9 @@ public final class DocumentDatabase: Sendable {
     /// `_bulk_docs`). With `allOrNothing`, the first failure rolls back all.
     public func bulkPut(_ documents: [JSONObject], newEdits: Bool = true, allOrNothing: Bool = false, userContext: JSON? = nil) throws -> [Result<DocumentWriteResult, DocumentError>] {
         let tables = self.tables
-        let validation = nativeValidation(userContext)
+        let validation = self.validation(userContext)
         return try writer.write { db in
-            try tables.bulkWrite(db, documents: documents.map { DocumentDatabase.withID($0, if: validation != nil) },
+            try tables.bulkWrite(db, documents: documents.map { DocumentDatabase.withID($0) },
                                  newEdits: newEdits, allOrNothing: allOrNothing, validation: validation)
         }
     }
@@ -95,13 +97,15 @@ public final class DocumentDatabase: Sendable {
     /// them all, and none is written.
     public func putEach(_ writes: [(document: JSONObject, newEdits: Bool, userContext: JSON?)]) throws -> [Result<DocumentWriteResult, DocumentError>] {
         let tables = self.tables
-        let validations = writes.map { nativeValidation($0.userContext) }
+        // One pass: the stored validators are read once for the group.
+        let pass = ValidationPass()
+        let validations = writes.map { validation($0.userContext, pass: pass) }
         return try writer.write { db in
             try zip(writes, validations).map { write, validation in
                 do {
                     return .success(try db.savepoint {
-                        let document = DocumentDatabase.withID(write.document, if: validation != nil)
-                        try validation?(db, document)
+                        let document = DocumentDatabase.withID(write.document)
+                        try validation(db, document)
                         return try tables.write(db, document: document, newEdits: write.newEdits)
                     })
                 } catch let error as DocumentError {
@@ -111,10 +115,10 @@ public final class DocumentDatabase: Sendable {
         }
     }
 
-    /// The document with an `_id`, made now when it has none and
-    /// validation needs to see it.
-    static func withID(_ document: JSONObject, if needed: Bool) -> JSONObject {
-        guard needed, document["_id"] == nil else { return document }
+    /// The document with an `_id`, made now when it has none: validation
+    /// sees the id it is written under.
+    static func withID(_ document: JSONObject) -> JSONObject {
+        guard document["_id"] == nil else { return document }
         var document = document
         document["_id"] = .string(DocumentTables.newID())
         return document
@@ -322,7 +326,7 @@ public final class DocumentDatabase: Sendable {
         store: @escaping (DocumentTables, Database) throws -> String
     ) throws -> DocumentWriteResult {
         let tables = self.tables
-        let validation = nativeValidation(userContext)
+        let validation = self.validation(userContext)
         return try writer.write { db in
             var doc: JSONObject
             if let rev {
@@ -339,7 +343,7 @@ public final class DocumentDatabase: Sendable {
                 "length": .int(try tables.blobLocation(db, digest: digest).length), "stub": .bool(true),
             ])
             doc["_attachments"] = .object(attachments)
-            try validation?(db, doc)
+            try validation(db, doc)
             return try tables.write(db, document: doc, newEdits: true, stored: [name: digest])
         }
     }
@@ -348,14 +352,14 @@ public final class DocumentDatabase: Sendable {
     @discardableResult
     public func deleteAttachment(id: String, name: String, rev: String, userContext: JSON? = nil) throws -> DocumentWriteResult {
         let tables = self.tables
-        let validation = nativeValidation(userContext)
+        let validation = self.validation(userContext)
         return try writer.write { db in
             var doc = try tables.read(db, id: id, options: DocumentReadOptions(rev: rev))
             var attachments = doc["_attachments"]?.objectValue ?? JSONObject()
             guard attachments[name] != nil else { throw DocumentError(.notFound, "Document is missing attachment") }
             attachments[name] = nil
             doc["_attachments"] = attachments.isEmpty ? nil : .object(attachments)
-            try validation?(db, doc)
+            try validation(db, doc)
             return try tables.write(db, document: doc, newEdits: true)
         }
     }

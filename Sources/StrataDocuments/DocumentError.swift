@@ -35,6 +35,9 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
         case unsupportedMediaType = "bad_content_type"
         /// A built-in reduce given values it cannot reduce (500 `builtin_reduce_error`).
         case builtinReduceError = "builtin_reduce_error"
+        /// A design function's process failed, timed out, or is missing
+        /// (500 `os_process_error`).
+        case osProcessError = "os_process_error"
         /// Anything else (500 `unknown_error`).
         case internalError = "unknown_error"
     }
@@ -65,7 +68,7 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
         case .fileExists: return 412
         case .tooLarge: return 413
         case .unsupportedMediaType: return 415
-        case .internalError, .builtinReduceError: return 500
+        case .internalError, .builtinReduceError, .osProcessError: return 500
         }
     }
 

@@ -684,64 +684,14 @@ struct CouchResponder: HTTPResponder {
         return written(result, status: .created)
     }
 
-    /// One document write, checked by the design documents'
-    /// `validate_doc_update` functions, group-committed unless the server
-    /// says not.
+    /// One document write, group-committed unless the server says not
+    /// (the engine runs the design documents' validation).
     func put(_ db: DocumentDatabase, _ document: JSONObject, newEdits: Bool, _ r: CouchRequest) async throws -> DocumentWriteResult {
-        try await validate(db, document, r)
-        defer { noteWrite(of: [document], r) }
         if server.groupCommit {
             return try await server.registry.committer(for: db).put(document, newEdits: newEdits, userContext: userContext(r))
         }
         let context = userContext(r)
         return try await offload { try db.put(document, newEdits: newEdits, userContext: context) }
-    }
-
-    /// A write of a design document changes which validation functions run.
-    func noteWrite(of documents: [JSONObject], _ r: CouchRequest) {
-        if documents.contains(where: { $0["_id"]?.stringValue?.hasPrefix("_design/") == true }) {
-            server.registry.forgetValidators(r.segments.first ?? "")
-        }
-    }
-
-    /// Runs every `validate_doc_update(newDoc, oldDoc, userCtx, secObj)` of
-    /// the database's design documents on a write, replicated writes
-    /// included; a function's `{forbidden}` is 403, `{unauthorized}` 401,
-    /// and the write does not happen. Design and local documents are not
-    /// validated, as in CouchDB.
-    func validate(_ db: DocumentDatabase, _ document: JSONObject, _ r: CouchRequest) async throws {
-        guard let id = document["_id"]?.stringValue, !id.hasPrefix("_design/"), !id.hasPrefix("_local/") else { return }
-        let name = r.segments.first ?? ""
-        let registry = server.registry
-        var validators: [JSONObject]
-        if let known = registry.validators(name) {
-            validators = known
-        } else {
-            validators = try await offload { try registry.loadValidators(name) }
-        }
-        // A design with a registered Swift validation function: that one
-        // runs in the write's transaction instead.
-        validators = validators.filter { ddoc in
-            let design = String((ddoc["_id"]?.stringValue ?? "").dropFirst("_design/".count))
-            return db.designFunctions(design)?.validate == nil
-        }
-        guard !validators.isEmpty else { return }
-        guard let queryServers = server.queryServers else {
-            throw FunctionError.noQueryServer("validate_doc_update")
-        }
-        let old: JSON = try await offload {
-            do { return .object(try db.document(id: id)) } catch let error as DocumentError where error.kind == .notFound { return .null }
-        }
-        var userContext = r.user.json.objectValue ?? JSONObject()
-        userContext["db"] = .string(name)
-        let security = try await offload { try db.metadata("_security") ?? .object([:]) }
-        for ddoc in validators {
-            let answer = try await queryServers.call(tenant: db.instanceID, ddoc, ["validate_doc_update"], [.object(document), old, .object(userContext), security])
-            if let refusal = answer.objectValue {
-                if let message = refusal["forbidden"] { throw DocumentError(.forbidden, message.stringValue ?? message.text) }
-                if let message = refusal["unauthorized"] { throw DocumentError(.unauthorized, message.stringValue ?? message.text) }
-            }
-        }
     }
 
     func written(_ result: DocumentWriteResult, status: HTTPResponse.Status) -> HTTPAnswer {
@@ -839,13 +789,6 @@ struct CouchResponder: HTTPResponder {
         case .put:
             let rev = r.query["rev"] ?? r.headers[.ifMatch].map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
             let type = r.headers[.contentType] ?? "application/octet-stream"
-            let length: Int
-            if let file = r.bodyFile {
-                length = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue ?? 0
-            } else {
-                length = r.body.count
-            }
-            try await validate(db, try await documentWithAttachment(db, id: id, rev: rev, name: name, stub: ["content_type": .string(type), "length": .int(length), "stub": .bool(true)]), r)
             let context = userContext(r)
             let result: DocumentWriteResult
             if let file = r.bodyFile {
@@ -857,7 +800,6 @@ struct CouchResponder: HTTPResponder {
             return written(result, status: .created)
         case .delete:
             guard let rev = r.query["rev"] else { throw DocumentError.conflict }
-            try await validate(db, try await documentWithAttachment(db, id: id, rev: rev, name: name, stub: nil), r)
             let context = userContext(r)
             let result = try await offload { try db.deleteAttachment(id: id, name: name, rev: rev, userContext: context) }
             return written(result, status: .ok)
@@ -873,19 +815,6 @@ struct CouchResponder: HTTPResponder {
     /// Calls on one document run one after the other, each on the revision
     /// the one before wrote, so concurrent calls never fail with 409 and
     /// none is lost (CouchDB would answer 409 to all but one).
-    /// The document an attachment write makes, for validation: the current
-    /// one (or a new one) with the attachment's stub added or removed.
-    func documentWithAttachment(_ db: DocumentDatabase, id: String, rev: String?, name: String, stub: JSONObject?) async throws -> JSONObject {
-        var doc: JSONObject = try await offload {
-            do { return try db.document(id: id) } catch let error as DocumentError where error.kind == .notFound { return ["_id": .string(id)] }
-        }
-        if let rev { doc["_rev"] = .string(rev) }
-        var attachments = doc["_attachments"]?.objectValue ?? JSONObject()
-        attachments[name] = stub.map(JSON.object)
-        doc["_attachments"] = .object(attachments)
-        return doc
-    }
-
     func updateHandler(_ db: DocumentDatabase, _ r: CouchRequest, ddoc: String, rest: [String]) async throws -> HTTPAnswer {
         guard r.method == .post || r.method == .put else {
             var headers: HTTPFields = [:]
@@ -905,15 +834,7 @@ struct CouchResponder: HTTPResponder {
         if let docID, docID.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
         let name = r.segments.first ?? ""
         let request = try await updateRequest(db, r, docID: docID)
-        // What validation needs, found before the call waits its turn.
-        let registry = server.registry
-        let loaded = try await { () async throws -> [JSONObject] in
-            if let known = registry.validators(name) { return known }
-            return try await offload { try registry.loadValidators(name) }
-        }()
-        let validators = loaded.filter { db.designFunctions(String(($0["_id"]?.stringValue ?? "").dropFirst("_design/".count)))?.validate == nil }
         let context = userContext(r)
-        let security = request["secObj"] ?? .object([:])
         let isDatabaseAdmin = r.security.isAdmin(r.user)
         let call = UpdateCall(request: request)
         // Calls on one document wait their turn and are run in batches: one
@@ -936,22 +857,12 @@ struct CouchResponder: HTTPResponder {
                 if doc["_id"] == nil { doc["_id"] = .string(docID ?? UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()) }
                 let id = doc["_id"]?.stringValue ?? ""
                 if id.hasPrefix("_design/"), !isDatabaseAdmin { throw DocumentError(.unauthorized, "You are not a db or server admin.") }
-                if !id.hasPrefix("_design/"), !id.hasPrefix("_local/") {
-                    let old: JSON = id == docID ? current.map(JSON.object) ?? .null : .null
-                    for validator in validators {
-                        let verdict = try queryServers.callBlocking(tenant: db.instanceID, validator, ["validate_doc_update"], [.object(doc), old, context, security])
-                        if let refusal = verdict.objectValue {
-                            if let message = refusal["forbidden"] { throw DocumentError(.forbidden, message.stringValue ?? message.text) }
-                            if let message = refusal["unauthorized"] { throw DocumentError(.unauthorized, message.stringValue ?? message.text) }
-                        }
-                    }
-                }
+                // The engine validates what is returned before writing it.
                 return (doc, parts[2])
             }
         }
         var headers: HTTPFields = [:]
         if let written = outcome.written {
-            if written.id.hasPrefix("_design/") { registry.forgetValidators(name) }
             headers[HTTPField.Name("X-Couch-Id")!] = written.id
             headers[HTTPField.Name("X-Couch-Update-NewRev")!] = written.rev
         }
@@ -1112,24 +1023,12 @@ struct CouchResponder: HTTPResponder {
             for i in objects.indices { objects[i] = try await prepareUserDocument(db, objects[i], r) }
         }
         let newEdits = body["new_edits"]?.boolValue ?? true
-        // Validation refuses documents one by one; the others are written.
-        var refused: [Int: DocumentError] = [:]
-        for (i, doc) in objects.enumerated() {
-            do { try await validate(db, doc, r) } catch let error as DocumentError where error.kind == .forbidden || error.kind == .unauthorized {
-                refused[i] = error
-            }
-        }
         // CouchDB 3 accepts and ignores `all_or_nothing` (pycouchdb sends it):
-        // each document gets its own result.
-        let final = objects.enumerated().filter { refused[$0.offset] == nil }.map(\.element)
+        // each document gets its own result; validation (in the engine)
+        // refuses documents one by one and the others are written.
+        let final = objects
         let context = userContext(r)
-        let written = try await offload { try db.bulkPut(final, newEdits: newEdits, userContext: context) }
-        noteWrite(of: final, r)
-        var writtenResults = written.makeIterator()
-        let results: [Result<DocumentWriteResult, DocumentError>] = objects.indices.map { i in
-            if let error = refused[i] { return .failure(error) }
-            return writtenResults.next()!
-        }
+        let results = try await offload { try db.bulkPut(final, newEdits: newEdits, userContext: context) }
         var out: [JSON] = []
         for (doc, result) in zip(objects, results) {
             switch result {

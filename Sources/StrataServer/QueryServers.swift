@@ -37,7 +37,7 @@ struct FunctionError: Error {
 /// `Object.prototype`) sees another database's documents. Calls wait on
 /// threads of their own (``functionQueue``), never on the threads that
 /// requests needing no JavaScript use.
-final class QueryServers: @unchecked Sendable {
+final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
     // @unchecked: `idle` is only touched under `lock`; a process is used by
     // one call at a time (taken from `idle`, given back after).
     let command: [String]
@@ -93,6 +93,17 @@ final class QueryServers: @unchecked Sendable {
         }
         process.tenant = tenant
         return process
+    }
+
+    /// The engine's door: a failed call is a ``DocumentError`` with
+    /// CouchDB's error name kept where the engine has it.
+    func run(tenant: String, design: JSONObject, path: [String], arguments: [JSON]) throws -> JSON {
+        do {
+            return try callBlocking(tenant: tenant, design, path, arguments)
+        } catch let error as FunctionError {
+            if error.error == DocumentError.Kind.osProcessError.rawValue { throw DocumentError(.osProcessError, error.reason) }
+            throw DocumentError(.internalError, "\(error.error): \(error.reason)")
+        }
     }
 
     func callBlocking(tenant: String, _ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) throws -> JSON {

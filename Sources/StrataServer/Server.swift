@@ -83,7 +83,7 @@ public final class CouchServer: Sendable {
         sqliteBrowser = sqliteDirectory.map { SQLiteBrowser(directory: $0, writable: sqliteWritable, timeLimit: sqliteTimeLimit) }
         queryServers = queryServer.map { QueryServers(command: $0, timeLimit: functionTimeLimit) }
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        let registry = DatabaseRegistry(directory: dataDirectory)
+        let registry = DatabaseRegistry(directory: dataDirectory, runner: queryServers)
         self.registry = registry
         var hashed: [String: PasswordHash] = [:]
         if let configFile { hashed = try AdminConfiguration.load(configFile, iterations: passwordIterations) }
@@ -168,8 +168,6 @@ final class DatabaseRegistry: @unchecked Sendable {
     private var open: [String: DocumentDatabase] = [:]
     private var committers: [ObjectIdentifier: GroupCommitter] = [:]
     private var securityObjects: [String: SecurityObject] = [:]
-    private var validatorDocuments: [String: [JSONObject]] = [:]
-    private var validatorGeneration = 0
     /// Swift design functions, by database then design name, given to each
     /// database when it is opened.
     private var designs: [String: [String: DesignFunctions]] = [:]
@@ -180,31 +178,6 @@ final class DatabaseRegistry: @unchecked Sendable {
             return open[name]
         }
         try db?.register(design: design, functions)
-    }
-
-    /// The design documents with a `validate_doc_update`, when known.
-    func validators(_ name: String) -> [JSONObject]? {
-        lock.withLock { validatorDocuments[name] }
-    }
-
-    /// Reads the design documents with a `validate_doc_update` and keeps them
-    /// until a design document is written.
-    func loadValidators(_ name: String) throws -> [JSONObject] {
-        let generation = lock.withLock { validatorGeneration }
-        var options = AllDocumentsOptions(startKey: "_design/", endKey: "_design0", includeDocs: true)
-        options.inclusiveEnd = false
-        let rows = try database(name).allDocuments(options).rows
-        let found = rows.compactMap { $0["doc"]?.objectValue }.filter { $0["validate_doc_update"]?.stringValue != nil }
-        // A design document written while these were read: keep nothing.
-        lock.withLock { if validatorGeneration == generation { validatorDocuments[name] = found } }
-        return found
-    }
-
-    func forgetValidators(_ name: String) {
-        lock.withLock {
-            validatorDocuments[name] = nil
-            validatorGeneration += 1
-        }
     }
 
     /// An open database and its `_security` when both are in memory, so a
@@ -243,7 +216,22 @@ final class DatabaseRegistry: @unchecked Sendable {
         }
     }
 
-    init(directory: URL) { self.directory = directory }
+    /// What runs each database's design-document JavaScript (the engine
+    /// asks it for `validate_doc_update`); nil without a query server.
+    let runner: (any DesignFunctionRunner)?
+
+    init(directory: URL, runner: (any DesignFunctionRunner)? = nil) {
+        self.directory = directory
+        self.runner = runner
+    }
+
+    /// A database as the registry keeps it: the server's functions and
+    /// runner given to the engine.
+    private func prepared(_ db: DocumentDatabase, _ name: String) throws -> DocumentDatabase {
+        db.setDesignFunctionRunner(runner, databaseName: name)
+        for (design, functions) in designs[name] ?? [:] { try db.register(design: design, functions) }
+        return db
+    }
 
     /// CouchDB's users database.
     static let usersDatabase = "_users"
@@ -281,8 +269,7 @@ final class DatabaseRegistry: @unchecked Sendable {
             guard FileManager.default.fileExists(atPath: url(name).path) else {
                 throw DocumentError(.notFound, "Database does not exist.")
             }
-            let db = try DocumentDatabase(path: url(name).path)
-            for (design, functions) in designs[name] ?? [:] { try db.register(design: design, functions) }
+            let db = try prepared(DocumentDatabase(path: url(name).path), name)
             open[name] = db
             return db
         }
@@ -299,9 +286,7 @@ final class DatabaseRegistry: @unchecked Sendable {
             if open[name] != nil || FileManager.default.fileExists(atPath: url(name).path) {
                 throw DocumentError(.fileExists, "The database could not be created, the file already exists.")
             }
-            let db = try DocumentDatabase(path: url(name).path)
-            for (design, functions) in designs[name] ?? [:] { try db.register(design: design, functions) }
-            open[name] = db
+            open[name] = try prepared(DocumentDatabase(path: url(name).path), name)
         }
     }
 
@@ -312,7 +297,6 @@ final class DatabaseRegistry: @unchecked Sendable {
                 throw DocumentError(.notFound, "Database does not exist.")
             }
             securityObjects[name] = nil
-            validatorDocuments[name] = nil
             if let db = open.removeValue(forKey: name) {
                 committers[ObjectIdentifier(db)] = nil
                 try? (db.writer as? DatabasePoolClosing)?.closeAll()

@@ -55,4 +55,62 @@ import Testing
         #expect(try await server.send("DELETE", "/polls/_design/rules?rev=\(rules?["_rev"]?.stringValue ?? "")", user: admin).0 == 200)
         #expect(try await server.send("PUT", "/polls/v5", json: #"{"type":"vote","answer":"free"}"#).0 == 201)
     }
+
+    /// Refuses documents marked `bad` and attachments named `evil.txt`; an
+    /// update function that saves its request's body.
+    static let rules = #"""
+    {"validate_doc_update": "function(n) { if (n.bad) throw({forbidden: 'no bad docs'}); if (n._attachments && n._attachments['evil.txt']) throw({forbidden: 'no evil attachments'}); }",
+     "updates": {"save": "function(doc, req) { return [JSON.parse(req.body), 'saved']; }"}}
+    """#
+
+    @Test func everyDoorIntoADatabaseValidates() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let admin = "admin:secret"
+        for name in ["guarded", "scheduled", "src"] { #expect(try await server.send("PUT", "/\(name)", user: admin).0 == 201) }
+        for name in ["guarded", "scheduled"] {
+            #expect(try await server.send("PUT", "/\(name)/_design/v", json: Self.rules, user: admin).0 == 201)
+        }
+        func absent(_ path: String) async throws -> Bool { try await server.send("GET", path, user: admin).0 == 404 }
+
+        // PUT, and POST without an id.
+        #expect(try await server.send("PUT", "/guarded/direct", json: #"{"bad":true}"#).1?["reason"] == "no bad docs")
+        #expect(try await server.send("POST", "/guarded", json: #"{"bad":true}"#).0 == 403)
+        // _bulk_docs, with and without ids, and replicated (new_edits=false).
+        let (_, results) = try await server.send("POST", "/guarded/_bulk_docs", json: #"{"docs":[{"bad":true},{"_id":"b1","bad":true},{"_id":"ok1"}]}"#)
+        #expect(results?.arrayValue?.map { $0["error"] ?? $0["ok"] ?? .null } == [.string("forbidden"), .string("forbidden"), .bool(true)])
+        let (_, replicated) = try await server.send("POST", "/guarded/_bulk_docs", json: #"{"new_edits":false,"docs":[{"_id":"r1","_rev":"1-abc","bad":true}]}"#)
+        #expect(replicated?.arrayValue?.first?["error"] == "forbidden")
+        #expect(try await absent("/guarded/b1"))
+        #expect(try await absent("/guarded/r1"))
+        #expect(try await server.send("GET", "/guarded", user: admin).1?["doc_count"] == 2)  // _design/v, ok1
+        // An attachment.
+        #expect(try await server.send("PUT", "/guarded/att/evil.txt", headers: ["Content-Type": "text/plain"], body: Data("x".utf8)).0 == 403)
+        #expect(try await absent("/guarded/att"))
+        #expect(try await server.send("PUT", "/guarded/att/fine.txt", headers: ["Content-Type": "text/plain"], body: Data("x".utf8)).0 == 201)
+        // An update function's document.
+        let (updated, _) = try await server.send("POST", "/guarded/_design/v/_update/save/u1", json: #"{"_id":"u1","bad":true}"#)
+        #expect(updated == 403)
+        #expect(try await absent("/guarded/u1"))
+
+        // A local replication (it wrote the bad document unchecked).
+        #expect(try await server.send("PUT", "/src/evil", json: #"{"bad":true}"#).0 == 201)
+        #expect(try await server.send("PUT", "/src/fine", json: #"{"bad":false}"#).0 == 201)
+        let (_, answer) = try await server.send("POST", "/_replicate", json: #"{"source":"src","target":"guarded"}"#, user: admin)
+        #expect(answer?["history"]?.arrayValue?.first?["doc_write_failures"] == 1, "\(answer?.text ?? "")")
+        #expect(try await absent("/guarded/evil"))
+        #expect(try await server.send("GET", "/guarded/fine").0 == 200)
+        // A `_replicator` job.
+        #expect(try await server.send("PUT", "/_replicator/job", json: #"{"source":"src","target":"scheduled"}"#, user: admin).0 == 201)
+        #expect(try await eventually { try await server.send("GET", "/_replicator/job", user: admin).1?["_replication_state"] == "completed" })
+        #expect(try await absent("/scheduled/evil"))
+        #expect(try await server.send("GET", "/scheduled/fine").0 == 200)
+
+        // A design document a replication brings in takes effect at once,
+        // though the database's rules were read before it came.
+        #expect(try await server.send("PUT", "/copy", user: admin).0 == 201)
+        #expect(try await server.send("PUT", "/copy/first", json: #"{"bad":false}"#).0 == 201)
+        #expect(try await server.send("POST", "/_replicate", json: #"{"source":"guarded","target":"copy","doc_ids":["_design/v"]}"#, user: admin).0 == 200)
+        #expect(try await server.send("PUT", "/copy/later", json: #"{"bad":true}"#).0 == 403)
+    }
 }

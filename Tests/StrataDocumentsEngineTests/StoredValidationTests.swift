@@ -1,0 +1,85 @@
+import Foundation
+import Strata
+@testable import StrataDocuments
+import StrataTestHelpers
+import Testing
+
+/// A runner that reads one rule from a design document instead of running
+/// its JavaScript: `"validate_doc_update": "refuse:FIELD"` refuses documents
+/// with a true `FIELD`. It counts its calls and the users it saw.
+final class RuleRunner: DesignFunctionRunner, @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [JSON] = []
+    var users: [JSON] { lock.withLock { seen } }
+
+    func run(tenant: String, design: JSONObject, path: [String], arguments: [JSON]) throws -> JSON {
+        guard path == ["validate_doc_update"], let rule = design["validate_doc_update"]?.stringValue else {
+            throw DocumentError(.notFound, "no such function")
+        }
+        lock.withLock { seen.append(arguments[2]) }
+        let field = String(rule.dropFirst("refuse:".count))
+        if arguments[0][field] == .bool(true) { return .object(["forbidden": .string("no \(field) documents")]) }
+        return .int(1)
+    }
+}
+
+/// The engine runs stored design documents' validation on every write,
+/// whatever API wrote it, through the runner it was given.
+@Suite struct StoredValidationTests {
+    @Test func everyWriteOfTheEmbeddedAPIIsValidatedByTheStoredRules() throws {
+        let db = try makeDocuments()
+        let runner = RuleRunner()
+        db.setDesignFunctionRunner(runner, databaseName: "notes")
+        try db.put(["_id": "_design/rules", "validate_doc_update": "refuse:bad"])
+        let bad: JSONObject = ["_id": "evil", "bad": true]
+
+        #expect(throws: DocumentError(.forbidden, "no bad documents")) { try db.put(bad) }
+        #expect(throws: DocumentError(.forbidden, "no bad documents")) { try db.put(["bad": true]) }
+        #expect(try db.bulkPut([bad, ["_id": "fine"]]).map { (try? $0.get()) != nil } == [false, true])
+        #expect(try db.bulkPut([["_id": "evil", "_rev": "1-abc", "bad": true]], newEdits: false).first.map { (try? $0.get()) == nil } == true)
+        #expect(try db.putEach([(bad, true, nil), (["_id": "also"], true, nil)]).map { (try? $0.get()) != nil } == [false, true])
+        let user: JSON = ["db": "notes", "name": "ann", "roles": []]
+        let results = try db.updateInTurn(id: "evil", count: 1, userContext: user) { _, _ in (bad, "ok") }
+        #expect((try? results[0].get()) == nil)
+        let fine = try db.document(id: "fine")
+        #expect(throws: DocumentError(.forbidden, "no bad documents")) {
+            var edited = fine
+            edited["bad"] = true
+            try db.put(edited)
+        }
+        #expect(throws: DocumentError.missing) { try db.document(id: "evil") }
+        // The runner saw the writer's user context, with the database's name.
+        #expect(runner.users.contains(user))
+        #expect(runner.users.contains { $0["db"] == "notes" && $0["roles"] == ["_admin"] })
+
+        // A new rule, written by any API, holds for the next write.
+        try db.put(["_id": "_design/more", "validate_doc_update": "refuse:ugly"])
+        #expect(throws: DocumentError(.forbidden, "no ugly documents")) { try db.put(["_id": "u", "ugly": true]) }
+        // A rule replaced by a Swift function is the Swift function's.
+        var swift = DesignFunctions()
+        swift.validate = { _, _, _, _ in }
+        try db.register(design: "more", swift)
+        try db.put(["_id": "u", "ugly": true])
+    }
+
+    @Test func withoutARunnerAJavaScriptRuleRefusesWritesItCannotCheck() throws {
+        let db = try makeDocuments()
+        try db.put(["_id": "_design/rules", "validate_doc_update": "function(n) { if (n.bad) throw({forbidden: 'no'}); }"])
+        do {
+            try db.put(["_id": "a"])
+            Issue.record("written unchecked")
+        } catch let error as DocumentError {
+            #expect(error.kind == .osProcessError)
+            #expect(error.reason.contains("_design/rules") && error.reason.contains("DesignFunctionRunner"))
+        }
+        #expect(throws: DocumentError.missing) { try db.document(id: "a") }
+        // Design and local documents are not checked; a Swift function in
+        // the design's place makes writes possible again.
+        try db.put(["_id": "_local/x"])
+        var swift = DesignFunctions()
+        swift.validate = { new, _, _, _ in if new["bad"] == .bool(true) { throw DocumentError(.forbidden, "no") } }
+        try db.register(design: "rules", swift)
+        try db.put(["_id": "a"])
+        #expect(throws: DocumentError(.forbidden, "no")) { try db.put(["_id": "b", "bad": true]) }
+    }
+}
