@@ -71,9 +71,11 @@ public final class DocumentDatabase: Sendable {
     @discardableResult
     public func put(_ document: JSONObject, newEdits: Bool = true, userContext: JSON? = nil) throws -> DocumentWriteResult {
         let tables = self.tables
-        let validation = self.validation(userContext)
+        let document = DocumentDatabase.withID(document)
+        let pass = ValidationPass()
+        try checkInAdvance([document], userContext: userContext, into: pass)
+        let validation = self.validation(userContext, pass: pass)
         return try writer.write { db in
-            let document = DocumentDatabase.withID(document)
             try validation(db, document)
             return try tables.write(db, document: document, newEdits: newEdits)
         }
@@ -84,10 +86,12 @@ public final class DocumentDatabase: Sendable {
     /// `_bulk_docs`). With `allOrNothing`, the first failure rolls back all.
     public func bulkPut(_ documents: [JSONObject], newEdits: Bool = true, allOrNothing: Bool = false, userContext: JSON? = nil) throws -> [Result<DocumentWriteResult, DocumentError>] {
         let tables = self.tables
-        let validation = self.validation(userContext)
+        let documents = documents.map(DocumentDatabase.withID)
+        let pass = ValidationPass()
+        try checkInAdvance(documents, userContext: userContext, into: pass)
+        let validation = self.validation(userContext, pass: pass)
         return try writer.write { db in
-            try tables.bulkWrite(db, documents: documents.map { DocumentDatabase.withID($0) },
-                                 newEdits: newEdits, allOrNothing: allOrNothing, validation: validation)
+            try tables.bulkWrite(db, documents: documents, newEdits: newEdits, allOrNothing: allOrNothing, validation: validation)
         }
     }
 
@@ -96,9 +100,17 @@ public final class DocumentDatabase: Sendable {
     /// concurrent requests (group commit). A failure of SQLite itself fails
     /// them all, and none is written.
     public func putEach(_ writes: [(document: JSONObject, newEdits: Bool, userContext: JSON?)]) throws -> [Result<DocumentWriteResult, DocumentError>] {
+        try putEach(writes, checked: [])
+    }
+
+    /// ``putEach(_:)`` with the verdicts of JavaScript validation reached
+    /// before (``checkInAdvance(_:userContext:)``, by each writer as it
+    /// arrives): they stand when nothing changed since.
+    package func putEach(_ writes: [(document: JSONObject, newEdits: Bool, userContext: JSON?)], checked: [CheckedDocument]) throws -> [Result<DocumentWriteResult, DocumentError>] {
         let tables = self.tables
         // One pass: the stored validators are read once for the group.
         let pass = ValidationPass()
+        for verdict in checked { if let id = verdict.document["_id"]?.stringValue { pass.checked[id] = verdict } }
         let validations = writes.map { validation($0.userContext, pass: pass) }
         return try writer.write { db in
             try zip(writes, validations).map { write, validation in

@@ -8,7 +8,7 @@ import StrataDocuments
 /// answer still means the write is on disk.
 final class GroupCommitter: @unchecked Sendable {
     // @unchecked: `pending` and `draining` are only touched under `lock`.
-    private typealias Waiter = (document: JSONObject, newEdits: Bool, userContext: JSON?, continuation: CheckedContinuation<DocumentWriteResult, any Error>)
+    private typealias Waiter = (document: JSONObject, newEdits: Bool, userContext: JSON?, checked: CheckedDocument?, continuation: CheckedContinuation<DocumentWriteResult, any Error>)
     private let lock = NSLock()
     private var pending: [Waiter] = []
     private var draining = false
@@ -18,10 +18,17 @@ final class GroupCommitter: @unchecked Sendable {
 
     init(database: DocumentDatabase) { self.database = database }
 
+    /// Writes `document` in the next group. Its JavaScript validation runs
+    /// first, here, concurrently with other writers' (the group's
+    /// transaction only checks that the design documents did not change
+    /// meanwhile).
     func put(_ document: JSONObject, newEdits: Bool, userContext: JSON?) async throws -> DocumentWriteResult {
-        try await withCheckedThrowingContinuation { continuation in
+        let database = self.database
+        let checked = database.mayNeedCheckInAdvance
+            ? try await offload { try database.checkInAdvance(document, userContext: userContext) } : nil
+        return try await withCheckedThrowingContinuation { continuation in
             let start = lock.withLock { () -> Bool in
-                pending.append((document, newEdits, userContext, continuation))
+                pending.append((document, newEdits, userContext, checked, continuation))
                 if draining { return false }
                 draining = true
                 return true
@@ -40,7 +47,7 @@ final class GroupCommitter: @unchecked Sendable {
             }
             if batch.isEmpty { return }
             do {
-                let results = try database.putEach(batch.map { ($0.document, $0.newEdits, $0.userContext) })
+                let results = try database.putEach(batch.map { ($0.document, $0.newEdits, $0.userContext) }, checked: batch.compactMap(\.checked))
                 for (waiter, result) in zip(batch, results) {
                     waiter.continuation.resume(with: result.mapError { $0 as any Error })
                 }

@@ -82,4 +82,30 @@ final class RuleRunner: DesignFunctionRunner, @unchecked Sendable {
         try db.put(["_id": "a"])
         #expect(throws: DocumentError(.forbidden, "no")) { try db.put(["_id": "b", "bad": true]) }
     }
+
+    @Test func aVerdictReachedBeforeTheWriteStandsOnlyWhileTheRulesAreTheSame() throws {
+        let db = try makeDocuments()
+        db.setDesignFunctionRunner(RuleRunner())
+        try db.put(["_id": "_design/rules", "validate_doc_update": "refuse:bad"])
+        let ugly: JSONObject = ["_id": "u", "ugly": true], bad: JSONObject = ["_id": "b", "bad": true]
+        let passed = try #require(try db.checkInAdvance(ugly, userContext: nil))
+        let refused = try #require(try db.checkInAdvance(bad, userContext: nil))
+        #expect(passed.refusal == nil && refused.refusal != nil)
+        // A rule added between the check and the write holds for the write.
+        try db.put(["_id": "_design/more", "validate_doc_update": "refuse:ugly"])
+        let results = try db.putEach([(ugly, true, nil)], checked: [passed])
+        #expect(throws: DocumentError(.forbidden, "no ugly documents")) { try results[0].get() }
+        // A verdict for other contents or another user is not used.
+        let other = try db.putEach([(["_id": "b"], true, nil), (bad, true, ["name": "x", "roles": []])], checked: [refused])
+        #expect((try? other[0].get()) != nil)
+        #expect(throws: DocumentError(.forbidden, "no bad documents")) { try other[1].get() }
+        // The rules unchanged, the verdict stands without running again.
+        let runner = RuleRunner()
+        db.setDesignFunctionRunner(runner)
+        let checked = try #require(try db.checkInAdvance(["_id": "c"], userContext: nil))
+        let calls = runner.users.count
+        _ = try db.putEach([(["_id": "c"], true, nil)], checked: [checked])
+        #expect(runner.users.count == calls)
+        #expect(try db.document(id: "c")["_id"] == "c")
+    }
 }
