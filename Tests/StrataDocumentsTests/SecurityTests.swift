@@ -403,9 +403,11 @@ import Testing
                 return try await group.reduce(into: [ContinuousClock.Instant]()) { $0.append($1) }.min()!
             }
         }
-        // Plain reads and writes meanwhile are answered while they spin.
+        // Plain reads and writes meanwhile are answered while they spin
+        // (few, for a sanitized build on a loaded machine: 20 pairs once
+        // took 12 s under ThreadSanitizer).
         var answered: [ContinuousClock.Instant] = []
-        for i in 0..<20 {
+        for i in 0..<5 {
             #expect(try await server.send("GET", "/pub/plain").0 == 200)
             #expect(try await server.send("PUT", "/pub/meanwhile\(i)", json: "{}").0 == 201)
             answered.append(clock.now)

@@ -44,6 +44,32 @@ import Testing
         #expect(try await queue.read { db in try Int.fetchOne(db, sql: "SELECT 2") } == 2)
     }
 
+    @Test func interruptsLandingOnAnyStatementLeaveTheQueueUsable() throws {
+        // Interrupts every few microseconds, so that some land on the
+        // statements a read begins and ends with (BEGIN, query_only,
+        // ROLLBACK), not only on the query. (Without a pause no statement
+        // could ever finish.)
+        let queue = try DatabaseQueue()
+        try queue.write { db in try db.execute(sql: "CREATE TABLE t(x)") }
+        let finished = LockedFlag()
+        let interrupter = Thread {
+            while !finished.value {
+                queue.interrupt()
+                usleep(20)
+            }
+        }
+        interrupter.start()
+        defer { finished.set() }
+        for _ in 0..<2000 {
+            _ = try? queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+        }
+        finished.set()
+        // Whatever was interrupted, the next read and write work.
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT 2") } == 2)
+        try queue.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
+        #expect(try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == 1)
+    }
+
     @Test func interruptingAClosedConnectionDoesNothing() throws {
         let db = try Database()
         let handle = db.interruptHandle

@@ -62,11 +62,13 @@ final class SerializedDatabase: @unchecked Sendable {
     static func runRead<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
         if db.isClosed { throw SQLiteError.misuse("the database connection is closed") }
         try db.execute(sql: "BEGIN DEFERRED TRANSACTION")
-        try db.execute(sql: "PRAGMA query_only = 1")
+        // Set up so that the connection is put back whatever fails, an
+        // interrupt landing on these statements included.
         defer {
-            try? db.execute(sql: "PRAGMA query_only = 0")
+            try? db.executeDespiteInterrupts(sql: "PRAGMA query_only = 0")
             db.rollbackQuietly()
         }
+        try db.execute(sql: "PRAGMA query_only = 1")
         return try body(db)
     }
 }

@@ -103,9 +103,36 @@ extension Database {
     /// Rolls back when a transaction is still open. SQLite may already have
     /// rolled back by itself (after SQLITE_FULL, SQLITE_IOERR, an interrupt…),
     /// and the caller is already throwing the error that matters.
+    ///
+    /// An interrupt (``interrupt()`` from another thread) that lands while
+    /// the ROLLBACK itself runs would leave the transaction open, and the
+    /// connection unusable for the next one: the ROLLBACK is tried again.
     func rollbackQuietly() {
-        if isInsideTransaction {
-            try? rollback()
+        var attempts = 0
+        while isInsideTransaction && attempts < 100 {
+            attempts += 1
+            do {
+                try rollback()
+            } catch let error as SQLiteError where error.code == .interrupt {
+                continue
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// Runs `sql`, tried again when an interrupt meant for an earlier
+    /// statement lands on it: for the statements that put a connection back
+    /// in order after an access.
+    func executeDespiteInterrupts(sql: String) throws {
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                return try execute(sql: sql)
+            } catch let error as SQLiteError where error.code == .interrupt && attempts < 100 {
+                continue
+            }
         }
     }
 }
