@@ -78,9 +78,7 @@ extension DocumentDatabase {
             let stored = try registry.storedValidators(db, tables)
             let javaScript = registry.unreplaced(stored.designs)
             guard !javaScript.isEmpty else { return nil }
-            var old: JSONObject?
-            do { old = try tables.read(db, id: id, options: DocumentReadOptions()) } catch let error as DocumentError where error.kind == .notFound {}
-            return (stored, javaScript, old, try tables.meta(db, "_security") ?? .object([:]))
+            return (stored, javaScript, try tables.winner(db, id: id), try tables.meta(db, "_security") ?? .object([:]))
         }
         guard let (stored, javaScript, old, security) = read else { return nil }
         let user = validationUser(userContext)
@@ -153,8 +151,7 @@ extension DocumentDatabase {
                 if let checked = pass.checked[id], checked.state == stored.state, checked.user == user, checked.document == document { verdict = checked }
             }
             if swiftValidators.isEmpty && javaScript.isEmpty { return }
-            var old: JSONObject?
-            do { old = try tables.read(db, id: id, options: DocumentReadOptions()) } catch let error as DocumentError where error.kind == .notFound {}
+            let old = try tables.winner(db, id: id)
             let security = try tables.meta(db, "_security") ?? .object([:])
             for validate in swiftValidators { try validate(document, old, user, security) }
             guard !javaScript.isEmpty else { return }

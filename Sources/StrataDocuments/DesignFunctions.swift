@@ -204,7 +204,7 @@ extension DocumentDatabase {
                             if let carried {
                                 current = carried
                             } else {
-                                do { current = try tables.read(db, id: id, options: DocumentReadOptions()) } catch let error as DocumentError where error.kind == .notFound {}
+                                current = try tables.winner(db, id: id)
                             }
                         }
                         let (document, result) = try call(index, current)

@@ -581,6 +581,12 @@ struct DocumentTables: Sendable {
         return try assemble(db, id: id, rev: rev, tree: tree, options: options)
     }
 
+    /// The winning revision of `id` as a read gives it; nil when there is
+    /// none or it is deleted.
+    func winner(_ db: Database, id: String) throws -> JSONObject? {
+        do { return try read(db, id: id, options: DocumentReadOptions()) } catch let error as DocumentError where error.kind == .notFound { return nil }
+    }
+
     func latestLeaf(_ tree: RevisionTree, from rev: Revision) -> Revision? {
         tree.leaves.filter { tree.ancestry(of: $0.revision).contains(rev) }.map(\.revision).max()
     }
