@@ -103,7 +103,7 @@ extension DocumentDatabase {
 
     /// Checks each document in advance into `pass` (see ``checkInAdvance``).
     func checkInAdvance(_ documents: [JSONObject], userContext: JSON?, into pass: ValidationPass) throws {
-        guard registry.runner != nil else { return }
+        guard mayNeedCheckInAdvance else { return }
         for document in documents {
             if let id = document["_id"]?.stringValue, let checked = try checkInAdvance(document, userContext: userContext) {
                 pass.checked[id] = checked
@@ -151,6 +151,12 @@ extension DocumentDatabase {
                 if let checked = pass.checked[id], checked.state == stored.state, checked.user == user, checked.document == document { verdict = checked }
             }
             if swiftValidators.isEmpty && javaScript.isEmpty { return }
+            // Only Swift functions need the winner and `_security` read
+            // again when the JavaScript's verdict was reached in advance.
+            if swiftValidators.isEmpty, let verdict {
+                if let refusal = verdict.refusal { throw refusal }
+                return
+            }
             let old = try tables.winner(db, id: id)
             let security = try tables.meta(db, "_security") ?? .object([:])
             for validate in swiftValidators { try validate(document, old, user, security) }

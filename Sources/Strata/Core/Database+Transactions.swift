@@ -108,17 +108,8 @@ extension Database {
     /// the ROLLBACK itself runs would leave the transaction open, and the
     /// connection unusable for the next one: the ROLLBACK is tried again.
     func rollbackQuietly() {
-        var attempts = 0
-        while isInsideTransaction && attempts < 100 {
-            attempts += 1
-            do {
-                try rollback()
-            } catch let error as SQLiteError where error.code == .interrupt {
-                continue
-            } catch {
-                return
-            }
-        }
+        guard isInsideTransaction else { return }
+        try? executeDespiteInterrupts(sql: "ROLLBACK TRANSACTION")
     }
 
     /// Runs `sql`, tried again when an interrupt meant for an earlier
