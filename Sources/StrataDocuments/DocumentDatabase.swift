@@ -31,12 +31,19 @@ public final class DocumentDatabase: Sendable {
     let viewLocks = ViewLocks()
     let registry = FunctionRegistry()
 
+    /// Registers ``DatabaseCollation/couch`` for every connection, once.
+    private static let registerCollation: Void = DatabaseCollation.registerForEveryConnection(.couch)
+
     /// Opens (creating its tables when missing) the document database `name`
     /// inside `writer`.
     public init(_ writer: any DatabaseWriter, name: String = "couch") throws {
         guard !name.isEmpty, name.utf8.allSatisfy({ $0 == 0x5F || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) || (0x41...0x5A).contains($0) }) else {
             throw DocumentError(.badRequest, "a document database name is letters, digits and '_': \(name)")
         }
+        // Mango's indexes and queries compare text with `COLLATE couch`:
+        // every connection of the writer needs it, readers opened before
+        // this database too.
+        _ = DocumentDatabase.registerCollation
         self.writer = writer
         self.name = name
         self.tables = DocumentTables(name: name)

@@ -100,6 +100,7 @@ struct DocumentTables: Sendable {
         let docsColumns = try Row.fetchAll(db, sql: "PRAGMA table_info(\(docs))").map { try $0[1] as String }
         if !docsColumns.contains("leaves") { try db.execute(sql: "ALTER TABLE \(docs) ADD COLUMN leaves INTEGER") }
         try createViewTables(db)
+        try rebuildOutdatedMangoIndexes(db)
         if try meta(db, "instance_start_time") == nil {
             try setMeta(db, "instance_start_time", .string(String(Int(Date().timeIntervalSince1970 * 1_000_000))))
         }

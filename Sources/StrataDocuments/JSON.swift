@@ -497,35 +497,11 @@ extension JSON {
         }
     }
 
-    /// Orders two values as CouchDB's view collation does. Strings compare
-    /// by Unicode code points here (CouchDB uses ICU's collation), which
-    /// agrees with CouchDB for ASCII text of one case.
+    /// Orders two values as CouchDB's view collation does: the same order
+    /// as ``viewCollate(_:_:)`` (strings as ICU's root collation orders
+    /// them, not by code point).
     public static func collate(_ a: JSON, _ b: JSON) -> Int {
-        let ra = a.collationRank, rb = b.collationRank
-        if ra != rb { return ra < rb ? -1 : 1 }
-        switch (a, b) {
-        case (.number(let x), .number(let y)):
-            let dx = Double(x) ?? 0, dy = Double(y) ?? 0
-            return dx < dy ? -1 : (dx > dy ? 1 : 0)
-        case (.string(let x), .string(let y)):
-            return x == y ? 0 : (x.unicodeScalars.lexicographicallyPrecedes(y.unicodeScalars) { $0.value < $1.value } ? -1 : 1)
-        case (.array(let x), .array(let y)):
-            for (ex, ey) in zip(x, y) {
-                let c = collate(ex, ey)
-                if c != 0 { return c }
-            }
-            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
-        case (.object(let x), .object(let y)):
-            for (px, py) in zip(x.pairs, y.pairs) {
-                let k = collate(.string(px.key), .string(py.key))
-                if k != 0 { return k }
-                let v = collate(px.value, py.value)
-                if v != 0 { return v }
-            }
-            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
-        default:
-            return 0
-        }
+        viewCollate(a, b)
     }
 }
 

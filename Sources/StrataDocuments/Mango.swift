@@ -299,7 +299,13 @@ enum MangoSQL {
             if isID { return "4" }
             return "(CASE json_type(body, '\(jsonPath)') WHEN 'null' THEN 0 WHEN 'false' THEN 1 WHEN 'true' THEN 2 WHEN 'integer' THEN 3 WHEN 'real' THEN 3 WHEN 'text' THEN 4 WHEN 'array' THEN 5 WHEN 'object' THEN 6 END)"
         }
-        var value: String { isID ? "id" : "json_extract(body, '\(jsonPath)')" }
+        /// The field's value, its text compared and sorted in CouchDB's
+        /// collation (`COLLATE couch`, as Mango indexes are built). The
+        /// `_id` keeps the byte order of `_all_docs`, which is what CouchDB
+        /// reads for a range or a sort on `_id`.
+        var value: String { isID ? "id" : "json_extract(body, '\(jsonPath)') COLLATE couch" }
+        /// The value with its text compared byte by byte.
+        var bytes: String { isID ? "id" : "json_extract(body, '\(jsonPath)')" }
     }
 
     /// The rank and SQL value of a scalar JSON argument; nil for arrays and
@@ -335,8 +341,11 @@ enum MangoSQL {
         case .exists(true): return ("\(f.rank) IS NOT NULL", [])
         case .exists(false): return f.isID ? nil : ("\(f.rank) IS NULL", [])
         case .beginsWith(let p):
-            // A string in [p, p + U+10FFFF): an index range on the value.
-            return ("\(f.rank) = 4 AND \(f.value) >= ? AND \(f.value) < ?", [p, p + "\u{10FFFF}"])
+            // A string starting with p is in [p, p + U+10FFFF) by bytes,
+            // and not before p in the collation: the latter is the index's
+            // range.
+            if f.isID { return ("id >= ? AND id < ?", [p, p + "\u{10FFFF}"]) }
+            return ("\(f.rank) = 4 AND \(f.value) >= ? AND \(f.bytes) >= ? AND \(f.bytes) < ?", [p, p, p + "\u{10FFFF}"])
         default: return nil
         }
     }
@@ -474,6 +483,20 @@ extension DocumentTables {
             if existing == JSON.object(def).text { return ("exists", ddocID, indexName) }
             throw DocumentError(.badRequest, "an index named \(indexName) already exists in \(ddocID) with other fields")
         }
+        let (sql, whereText) = try mangoIndexSQL(ddoc: ddocID, name: indexName, fields: fields, partialFilterSelector: partialFilterSelector)
+        try db.execute(sql: sql)
+        try db.execute(sql: "INSERT INTO \(indexes)(ddoc, name, definition, predicate) VALUES (?, ?, ?, ?)",
+                       arguments: [ddocID, indexName, JSON.object(def).text, whereText])
+        return ("created", ddocID, indexName)
+    }
+
+    /// The SQLite index of a Mango index: its name.
+    func mangoIndexName(ddoc: String, name: String) -> String {
+        "\(docs.dropLast())_idx_\(MD5.hex(Array((ddoc + "/" + name).utf8)).prefix(16))\""
+    }
+
+    /// The `CREATE INDEX` of a Mango index, and its `WHERE`.
+    func mangoIndexSQL(ddoc: String, name: String, fields: [String], partialFilterSelector: JSON?) throws -> (sql: String, whereText: String) {
         var columns: [String] = []
         for field in fields {
             guard let f = MangoSQL.Field(MangoSelector.splitPath(field)) else { throw DocumentError(.badRequest, "Invalid index field: \(field)") }
@@ -488,11 +511,24 @@ extension DocumentTables {
         let (partial, arguments) = try partialSQL(partialFilterSelector)
         var whereText = "deleted = 0" + partial
         for a in arguments { whereText = whereText.replacingFirst("?", with: DocumentTables.literal(a)) }
-        let sqlName = "\(docs.dropLast())_idx_\(MD5.hex(Array((ddocID + "/" + indexName).utf8)).prefix(16))\""
-        try db.execute(sql: "CREATE INDEX \(sqlName) ON \(docs)(\(columns.joined(separator: ", "))) WHERE \(whereText)")
-        try db.execute(sql: "INSERT INTO \(indexes)(ddoc, name, definition, predicate) VALUES (?, ?, ?, ?)",
-                       arguments: [ddocID, indexName, JSON.object(def).text, whereText])
-        return ("created", ddocID, indexName)
+        return ("CREATE INDEX \(mangoIndexName(ddoc: ddoc, name: name)) ON \(docs)(\(columns.joined(separator: ", "))) WHERE \(whereText)", whereText)
+    }
+
+    /// Builds again the Mango indexes whose SQLite index is not the one
+    /// this version makes: those of files written before strings were
+    /// indexed in CouchDB's collation (`COLLATE couch`), which would still
+    /// answer rightly but sort every query instead of reading the index in
+    /// order.
+    func rebuildOutdatedMangoIndexes(_ db: Database) throws {
+        for (index, predicate) in try mangoIndexes(db) {
+            let (sql, whereText) = try mangoIndexSQL(ddoc: index.ddoc, name: index.name, fields: index.fields, partialFilterSelector: index.partialFilterSelector)
+            let name = mangoIndexName(ddoc: index.ddoc, name: index.name)
+            let existing = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [String(name.dropFirst().dropLast())])
+            if existing == sql, predicate == whereText { continue }
+            try db.execute(sql: "DROP INDEX IF EXISTS \(name)")
+            try db.execute(sql: sql)
+            try db.execute(sql: "UPDATE \(indexes) SET predicate = ? WHERE ddoc = ? AND name = ?", arguments: [whereText, index.ddoc, index.name])
+        }
     }
 
     func deleteIndex(_ db: Database, ddoc: String, name: String) throws {
@@ -500,8 +536,7 @@ extension DocumentTables {
         guard try String.fetchOne(db, sql: "SELECT name FROM \(indexes) WHERE ddoc = ? AND name = ?", arguments: [ddocID, name]) != nil else {
             throw DocumentError(.notFound, "Index not found")
         }
-        let sqlName = "\(docs.dropLast())_idx_\(MD5.hex(Array((ddocID + "/" + name).utf8)).prefix(16))\""
-        try db.execute(sql: "DROP INDEX IF EXISTS \(sqlName)")
+        try db.execute(sql: "DROP INDEX IF EXISTS \(mangoIndexName(ddoc: ddocID, name: name))")
         try db.execute(sql: "DELETE FROM \(indexes) WHERE ddoc = ? AND name = ?", arguments: [ddocID, name])
     }
 

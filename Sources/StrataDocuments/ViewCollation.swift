@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 
 /// CouchDB's view collation as bytes: ``JSON/viewSortKey`` turns a key into
 /// a byte string whose plain byte order (`memcmp`, SQLite's `BINARY`) is
@@ -30,14 +31,86 @@ extension JSON {
     }
 
     /// CouchDB's view collation of two keys: negative, zero or positive.
+    /// The order of their ``viewSortKey``s, reached without building them
+    /// for the common case (text in ASCII).
     public static func viewCollate(_ a: JSON, _ b: JSON) -> Int {
-        let x = a.viewSortKey, y = b.viewSortKey
-        if x == y { return 0 }
-        return x.lexicographicallyPrecedes(y) ? -1 : 1
+        let ra = a.collationRank, rb = b.collationRank
+        if ra != rb { return ra < rb ? -1 : 1 }
+        switch (a, b) {
+        case (.bool, .bool), (.null, .null):
+            return 0
+        case (.number(let x), .number(let y)):
+            let dx = Double(x) ?? 0, dy = Double(y) ?? 0
+            return dx < dy ? -1 : (dx > dy ? 1 : 0)
+        case (.string(let x), .string(let y)):
+            return Int(ViewCollation.compare(x, y))
+        case (.array(let x), .array(let y)):
+            for (ex, ey) in zip(x, y) {
+                let c = viewCollate(ex, ey)
+                if c != 0 { return c }
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        case (.object(let x), .object(let y)):
+            for (px, py) in zip(x.pairs, y.pairs) {
+                let k = ViewCollation.compare(px.key, py.key)
+                if k != 0 { return Int(k) }
+                let v = viewCollate(px.value, py.value)
+                if v != 0 { return v }
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        default:
+            return 0
+        }
     }
 }
 
+extension DatabaseCollation {
+    /// CouchDB's collation of strings (``JSON/viewCollate(_:_:)`` on two
+    /// strings), as SQLite's `COLLATE couch`: what Mango's indexes and
+    /// queries compare and sort text with. StrataDocuments registers it for
+    /// every connection (``DatabaseCollation/registerForEveryConnection(_:)``)
+    /// when it opens a document database.
+    public static let couch = DatabaseCollation("couch") { a, b in ViewCollation.compareUTF8(a, b) }
+}
+
 enum ViewCollation {
+    /// Two strings in CouchDB's order: negative, zero or positive.
+    static func compare(_ a: String, _ b: String) -> Int32 {
+        var a = a, b = b
+        return a.withUTF8 { x in b.withUTF8 { y in compareUTF8(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) } }
+    }
+
+    /// Two strings' UTF-8 bytes in CouchDB's order, as their sort keys
+    /// order them. Text in ASCII is compared in place, level by level
+    /// (characters, then case); other text through its sort key.
+    static func compareUTF8(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int32 {
+        guard a.allSatisfy({ $0 < 0x80 }), b.allSatisfy({ $0 < 0x80 }) else {
+            var x: [UInt8] = [], y: [UInt8] = []
+            appendString(String(decoding: a, as: UTF8.self), to: &x)
+            appendString(String(decoding: b, as: UTF8.self), to: &y)
+            return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
+        }
+        // The primary level: the characters' weights, ignorable ones
+        // skipped; a string that runs out first sorts first.
+        var i = 0, j = 0
+        var caseOrder: Int32 = 0
+        while true {
+            while i < a.count, asciiWeight(a[i]) == nil { i += 1 }
+            while j < b.count, asciiWeight(b[j]) == nil { j += 1 }
+            guard i < a.count else { return j < b.count ? -1 : caseOrder }
+            guard j < b.count else { return 1 }
+            let (wa, upperA) = asciiWeight(a[i])!
+            let (wb, upperB) = asciiWeight(b[j])!
+            if wa != wb { return wa < wb ? -1 : 1 }
+            // The tertiary level decides only when the whole primary level
+            // is equal (the secondary level of ASCII always is): the first
+            // difference in case, lowercase first.
+            if caseOrder == 0, upperA != upperB { caseOrder = upperA ? 1 : -1 }
+            i += 1
+            j += 1
+        }
+    }
+
     static func append(_ value: JSON, to out: inout [UInt8]) {
         switch value {
         case .null: out.append(0x01)

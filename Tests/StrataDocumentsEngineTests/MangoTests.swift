@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataDocuments
+import StrataTestHelpers
 import Testing
 
 @Suite struct MangoTests {
@@ -123,6 +124,62 @@ import Testing
                 #expect(page.docs.map { $0["_id"]! } == Array(expected.dropFirst(2).prefix(3)), "\(selectorText) page")
             }
         }
+    }
+
+    /// Mango compares and sorts text as CouchDB does, in its view
+    /// collation (ICU's root order: letters before case, lowercase first),
+    /// not by code point: `"apple"` is not after `"Z"`, `"B"` sorts after
+    /// `"a"` and `"b"`; with an index or without, and the index is read in
+    /// order rather than sorted.
+    @Test func textComparesAndSortsInCouchDBsCollation() throws {
+        let db = try makeDocuments()
+        let words = ["Zebra", "B", "apple", "b", "a", "Apple", "é", "f", "10", "9"]
+        _ = try db.bulkPut(words.enumerated().map { ["_id": .string("w\($0.offset)"), "v": .string($0.element)] })
+        func found(_ selector: String, sort ascending: Bool? = nil) throws -> [String] {
+            try db.find(FindQuery(selector: JSON(parsing: selector), sort: ascending.map { [("v", $0)] } ?? [], limit: 100))
+                .docs.compactMap { $0["v"]?.stringValue }
+        }
+        for indexed in [false, true] {
+            if indexed { _ = try db.createIndex(fields: ["v"], name: "by-v") }
+            #expect(try Set(found(#"{"v":{"$gt":"Z"}}"#)) == ["Zebra"], "indexed: \(indexed)")
+            #expect(try Set(found(#"{"v":{"$lt":"b"}}"#)) == ["10", "9", "a", "apple", "Apple"], "indexed: \(indexed)")
+            #expect(try Set(found(#"{"v":{"$gte":"b","$lte":"f"}}"#)) == ["b", "B", "é", "f"], "indexed: \(indexed)")
+            #expect(try Set(found(#"{"v":{"$beginsWith":"a"}}"#)) == ["a", "apple"], "indexed: \(indexed)")
+        }
+        let order = ["10", "9", "a", "apple", "Apple", "b", "B", "é", "f", "Zebra"]
+        #expect(try found(#"{"v":{"$gt":null}}"#, sort: true) == order)
+        #expect(try found(#"{"v":{"$gt":null}}"#, sort: false) == order.reversed())
+        #expect(try found(#"{"v":{"$gt":"a"}}"#, sort: true) == Array(order.dropFirst(3)))
+        let query = FindQuery(selector: try JSON(parsing: #"{"v":{"$gt":"a"}}"#), sort: [("v", true)])
+        for sql in try db.explain(query).statements {
+            let plan = try db.writer.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: ["a"]).map { try $0["detail"] as String }
+            }
+            #expect(plan.contains { $0.contains("_idx_") } && !plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+        }
+    }
+
+    /// A Mango index made by an earlier version (text in byte order) is
+    /// built again in CouchDB's collation when the database opens, and
+    /// queries read it in order again.
+    @Test func anIndexInByteOrderIsRebuiltWhenTheDatabaseOpens() throws {
+        let path = try makeTemporaryPath()
+        var db: DocumentDatabase? = try DocumentDatabase(path: path)
+        _ = try db!.bulkPut([["_id": "1", "v": "B"], ["_id": "2", "v": "a"]])
+        _ = try db!.createIndex(fields: ["v"], name: "by-v")
+        try db!.writer.write { db in
+            let (name, sql) = try #require(try Row.fetchOne(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name LIKE '%_idx_%'")
+                .map { (try $0[0] as String, try $0[1] as String) })
+            try db.execute(sql: "DROP INDEX \"\(name)\"")
+            try db.execute(sql: sql.replacingOccurrences(of: " COLLATE couch", with: ""))
+        }
+        db = nil
+        db = try DocumentDatabase(path: path)
+        let sql = try db!.writer.read { db in try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name LIKE '%_idx_%'") }
+        #expect(sql?.contains("COLLATE couch") == true)
+        let result = try db!.find(FindQuery(selector: .object(["v": .object(["$gt": .null])]), sort: [("v", true)]))
+        #expect(result.index?.name == "by-v")
+        #expect(result.docs.compactMap { $0["v"]?.stringValue } == ["a", "B"])
     }
 
     @Test func partialIndexHoldsOnlyMatchingDocuments() throws {

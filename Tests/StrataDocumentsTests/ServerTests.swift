@@ -121,6 +121,23 @@ struct RunningServer {
         #expect(status == 400 && body?["error"] == .string("no_usable_index"))
     }
 
+    /// `_find` over HTTP compares and sorts text in CouchDB's collation, as
+    /// a real CouchDB answers: `"apple"` is not after `"Z"`, and `"B"` sorts
+    /// after `"a"` and `"b"`.
+    @Test func findOverHTTPUsesCouchDBsCollation() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let admin = "admin:secret"
+        #expect(try await server.send("PUT", "/words", user: admin).0 == 201)
+        let docs = ["Zebra", "B", "apple", "b", "a"].map { #"{"v":"\#($0)"}"# }.joined(separator: ",")
+        #expect(try await server.send("POST", "/words/_bulk_docs", json: #"{"docs":[\#(docs)]}"#, user: admin).0 == 201)
+        var (status, body) = try await server.send("POST", "/words/_find", json: #"{"selector":{"v":{"$gt":"Z"}}}"#, user: admin)
+        #expect(status == 200 && body?["docs"]?.arrayValue?.compactMap { $0["v"]?.stringValue } == ["Zebra"])
+        #expect(try await server.send("POST", "/words/_index", json: #"{"index":{"fields":["v"]},"name":"by-v"}"#, user: admin).0 == 200)
+        (status, body) = try await server.send("POST", "/words/_find", json: #"{"selector":{"v":{"$gte":"a"}},"sort":["v"],"fields":["v"]}"#, user: admin)
+        #expect(status == 200 && body?["docs"] == .array(["a", "apple", "b", "B", "Zebra"].map { .object(["v": .string($0)]) }))
+    }
+
     /// Malformed requests get CouchDB's error and status, never a 500, and
     /// write nothing.
     @Test func badRequestsGetCouchDBsErrorsNeverA500() async throws {

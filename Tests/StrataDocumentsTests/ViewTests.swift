@@ -40,6 +40,49 @@ import Testing
         #expect(JSON.viewCollate(try JSON(parsing: #"["foo","zzz"]"#), try JSON(parsing: #"["foo",{}]"#)) < 0)
     }
 
+    /// The comparison that skips building sort keys (ASCII text compared
+    /// in place, values compared member by member) orders every pair as
+    /// their sort keys do: random text with case, digits, punctuation,
+    /// ignorable control characters and accents, inside arrays and objects.
+    @Test func directComparisonAgreesWithTheSortKeys() throws {
+        var generator = SeededGenerator(seed: 11)
+        let alphabet = Array("aAbBzZ09 -_.\u{01}\t\u{7F}é")
+        func word() -> String { String((0..<Int.random(in: 0...5, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }) }
+        func value(_ depth: Int) -> JSON {
+            switch Int.random(in: 0...(depth > 0 ? 5 : 3), using: &generator) {
+            case 0: return .int(Int.random(in: -2...2, using: &generator))
+            case 1: return .bool(Bool.random(using: &generator))
+            case 2, 3: return .string(word())
+            case 4: return .array((0..<Int.random(in: 0...2, using: &generator)).map { _ in value(depth - 1) })
+            default: return .object(JSONObject((0..<Int.random(in: 0...2, using: &generator)).map { _ in (key: word(), value: value(depth - 1)) }))
+            }
+        }
+        // Text equal but for case, ignorable characters or accents, which
+        // only the later levels tell apart.
+        func variant(_ text: String) -> String {
+            String(text.flatMap { c -> [Character] in
+                switch Int.random(in: 0...3, using: &generator) {
+                case 0: return [Character(c.uppercased())]
+                case 1: return [Character(c.lowercased())]
+                case 2: return [c, "\u{01}"]
+                default: return c == "e" ? ["é"] : [c]
+                }
+            })
+        }
+        for round in 0..<5_000 {
+            let a: JSON, b: JSON
+            if round % 2 == 0 {
+                (a, b) = (value(2), value(2))
+            } else {
+                let text = word()
+                (a, b) = (.array([.string(text), 1]), .array([.string(variant(text)), 1]))
+            }
+            let x = a.viewSortKey, y = b.viewSortKey
+            let byKeys = x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
+            #expect(JSON.viewCollate(a, b).signum() == byKeys, "\(a.text) vs \(b.text)")
+        }
+    }
+
     static let design = #"""
     {"views": {
       "by_key": {"map": "function(doc) { if (doc.k !== undefined) emit(doc.k, doc._id); }"},

@@ -103,6 +103,32 @@ private struct Failure: Error, CustomStringConvertible {
         #expect(try String.fetchAll(db, sql: "SELECT word FROM t ORDER BY word COLLATE BINARY DESC") == ["ccc", "bb", "a", ""])
     }
 
+    /// A collation registered for every connection reaches one opened
+    /// before it (asked for when a statement first names it) and one opened
+    /// after, and an index built with it is read in its order.
+    @Test func aCollationRegisteredForEveryConnectionReachesOpenConnections() throws {
+        let path = try makeTemporaryPath()
+        let before = try DatabaseQueue(path: path)
+        let reversed = DatabaseCollation("strata_test_reversed", comparingUTF8: { a, b in
+            a.elementsEqual(b) ? 0 : (b.lexicographicallyPrecedes(a) ? -1 : 1)
+        })
+        DatabaseCollation.registerForEveryConnection(reversed)
+        try before.write { db in
+            try db.execute(sql: "CREATE TABLE t(word TEXT); CREATE INDEX t_word ON t(word COLLATE strata_test_reversed)")
+            try db.execute(sql: "INSERT INTO t VALUES ('b'), ('c'), ('a')")
+        }
+        let after = try DatabaseQueue(path: path)
+        for queue in [before, after] {
+            #expect(try queue.read { db in try String.fetchAll(db, sql: "SELECT word FROM t ORDER BY word COLLATE strata_test_reversed") } == ["c", "b", "a"])
+            let plan = try queue.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT word FROM t ORDER BY word COLLATE strata_test_reversed").map { try $0["detail"] as String }
+            }
+            #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+        }
+        // A name nobody registered is still SQLite's error.
+        #expect(throws: SQLiteError.self) { try after.read { db in try String.fetchAll(db, sql: "SELECT word FROM t ORDER BY word COLLATE strata_test_unknown") } }
+    }
+
     @Test func registersFunctionsOnEveryConnectionThroughTheConfiguration() throws {
         var configuration = Configuration()
         configuration.prepareDatabase = { db in

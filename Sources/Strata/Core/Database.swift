@@ -113,6 +113,7 @@ public final class Database {
                 throw error
             }
             sqlite3_extended_result_codes(handle, 1)
+            EveryConnectionCollations.install(on: handle)
             let milliseconds = configuration.busyTimeout.components.seconds * 1000
                 + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
             sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))

@@ -102,15 +102,76 @@ public protocol DatabaseAggregate {
 /// ```
 ///
 /// See <https://www.sqlite.org/c3ref/create_collation.html>.
-public final class DatabaseCollation {
+public final class DatabaseCollation: @unchecked Sendable {
     /// The name used in `COLLATE name`.
     public let name: String
-    let compare: (String, String) -> ComparisonResult
+    /// Compares the UTF-8 bytes of two strings: negative, zero or positive.
+    let compareUTF8: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Int32
 
     /// A collation named `name` that orders strings with `compare`.
     public init(_ name: String, compare: @escaping (String, String) -> ComparisonResult) {
         self.name = name
-        self.compare = compare
+        self.compareUTF8 = { lhs, rhs in
+            switch compare(String(decoding: lhs, as: UTF8.self), String(decoding: rhs, as: UTF8.self)) {
+            case .orderedAscending: return -1
+            case .orderedSame: return 0
+            case .orderedDescending: return 1
+            }
+        }
+    }
+
+    /// A collation named `name` that compares the strings' UTF-8 bytes
+    /// directly (negative, zero or positive), with no `String` made per
+    /// comparison: for collations used by indexes of many rows. `compare`
+    /// must be a total order that never changes, and must not keep the
+    /// buffers.
+    public init(_ name: String, comparingUTF8 compare: @escaping @Sendable (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Int32) {
+        self.name = name
+        self.compareUTF8 = compare
+    }
+
+    /// Makes `collation` available on every connection of this process,
+    /// those already open as well as those opened later: SQLite asks for it
+    /// the first time a statement names it, and only then is it added to
+    /// that connection. A schema whose indexes or columns use a collation
+    /// needs it on every connection that reads or writes them; registered
+    /// here, no ``Configuration/prepareDatabase`` has to remember it.
+    ///
+    /// A collation added to one connection with ``Database/add(collation:)``
+    /// takes precedence there. Registering a name again replaces the
+    /// collation for connections that have not needed it yet.
+    public static func registerForEveryConnection(_ collation: DatabaseCollation) {
+        EveryConnectionCollations.shared.register(collation)
+    }
+}
+
+/// The collations of ``DatabaseCollation/registerForEveryConnection(_:)``,
+/// given to a connection by SQLite's `sqlite3_collation_needed` callback,
+/// which every connection installs when it opens.
+final class EveryConnectionCollations: @unchecked Sendable {
+    static let shared = EveryConnectionCollations()
+    private let lock = NSLock()
+    private var collations: [String: DatabaseCollation] = [:]
+
+    func register(_ collation: DatabaseCollation) {
+        lock.lock()
+        collations[collation.name.lowercased()] = collation
+        lock.unlock()
+    }
+
+    func collation(named name: String) -> DatabaseCollation? {
+        lock.lock()
+        defer { lock.unlock() }
+        return collations[name.lowercased()]
+    }
+
+    /// Installs the callback on a connection that has just opened.
+    static func install(on handle: OpaquePointer) {
+        sqlite3_collation_needed(handle, nil) { _, handle, _, name in
+            guard let handle, let name,
+                  let collation = EveryConnectionCollations.shared.collation(named: String(cString: name)) else { return }
+            _ = Database.createCollation(collation, on: handle)
+        }
     }
 }
 
@@ -202,28 +263,29 @@ extension Database {
     /// name.
     public func add(collation: DatabaseCollation) throws {
         let handle = try checkedConnection()
+        let code = Database.createCollation(collation, on: handle)
+        guard code == SQLITE_OK else {
+            throw SQLiteError.fromConnection(handle, code: code)
+        }
+    }
+
+    /// Registers `collation` on a raw connection; SQLite's result code.
+    static func createCollation(_ collation: DatabaseCollation, on handle: OpaquePointer) -> Int32 {
         let box = Unmanaged.passRetained(collation).toOpaque()
         let code = sqlite3_create_collation_v2(
             handle, collation.name, SQLITE_UTF8, box,
             { context, lhsCount, lhs, rhsCount, rhs in
                 guard let context else { return 0 }
                 let collation = Unmanaged<DatabaseCollation>.fromOpaque(context).takeUnretainedValue()
-                let left = String(decoding: UnsafeRawBufferPointer(start: lhs, count: Int(lhsCount)), as: UTF8.self)
-                let right = String(decoding: UnsafeRawBufferPointer(start: rhs, count: Int(rhsCount)), as: UTF8.self)
-                switch collation.compare(left, right) {
-                case .orderedAscending: return -1
-                case .orderedSame: return 0
-                case .orderedDescending: return 1
-                }
+                return collation.compareUTF8(UnsafeRawBufferPointer(start: lhs, count: Int(lhsCount)),
+                                             UnsafeRawBufferPointer(start: rhs, count: Int(rhsCount)))
             },
             { pointer in
                 guard let pointer else { return }
                 Unmanaged<DatabaseCollation>.fromOpaque(pointer).release()
             })
-        guard code == SQLITE_OK else {
-            Unmanaged<DatabaseCollation>.fromOpaque(box).release()
-            throw SQLiteError.fromConnection(handle, code: code)
-        }
+        if code != SQLITE_OK { Unmanaged<DatabaseCollation>.fromOpaque(box).release() }
+        return code
     }
 }
 
