@@ -91,10 +91,22 @@ public struct Replicator: Sendable {
     public let target: ReplicationEndpoint
     public let options: ReplicationOptions
 
+    /// The two sides as the replication talks to them: the endpoints'
+    /// peers, or stand-ins a test puts in their place.
+    let sourcePeer: any ReplicationPeer
+    let targetPeer: any ReplicationPeer
+
     public init(source: ReplicationEndpoint, target: ReplicationEndpoint, options: ReplicationOptions = ReplicationOptions()) {
+        self.init(source: source, target: target, options: options, sourcePeer: source.peer, targetPeer: target.peer)
+    }
+
+    init(source: ReplicationEndpoint, target: ReplicationEndpoint, options: ReplicationOptions,
+         sourcePeer: any ReplicationPeer, targetPeer: any ReplicationPeer) {
         self.source = source
         self.target = target
         self.options = options
+        self.sourcePeer = sourcePeer
+        self.targetPeer = targetPeer
     }
 
     /// Replicates; `progress` is called after each batch. A one-shot
@@ -103,8 +115,8 @@ public struct Replicator: Sendable {
     /// its task is cancelled.
     @discardableResult
     public func run(progress report: (@Sendable (ReplicationProgress) -> Void)? = nil) async throws -> ReplicationProgress {
-        let source = self.source.peer
-        let target = self.target.peer
+        let source = sourcePeer
+        let target = targetPeer
         if try await !attempt("open the target", { try await target.exists() }) {
             guard options.createTarget else {
                 throw ReplicationError(reason: "the target \(self.target.label) does not exist (create it, or ask for it to be created: createTarget, --create-target)",
@@ -166,8 +178,16 @@ public struct Replicator: Sendable {
 
         // Each batch is fetched (changes, `_revs_diff`, the missing
         // revisions) while the one before it is written and checkpointed.
+        // So the next batch may hold a revision the one before wrote: asked
+        // for before that write landed, or brought by the read of the latest
+        // leaf when the source changed between `_revs_diff` and that read.
+        // Those are dropped, not written and counted twice.
         var batch = try await fetch(since: progress.lastSequence, wait: nil, from: source, to: target)
+        var justWritten: Set<RevisionKey> = []
         while true {
+            if !justWritten.isEmpty {
+                batch.documents.removeAll { justWritten.contains(RevisionKey($0)) }
+            }
             try Task.checkCancellation()
             if batch.page.results.isEmpty {
                 progress.pending = 0
@@ -180,6 +200,8 @@ public struct Replicator: Sendable {
                     return progress
                 }
                 report?(progress)
+                // Nothing is being written while this one is fetched.
+                justWritten = []
                 batch = try await fetch(since: progress.lastSequence, wait: options.heartbeat, from: source, to: target)
                 continue
             }
@@ -192,12 +214,23 @@ public struct Replicator: Sendable {
             let failures = documents.isEmpty ? [] : try await attempt("write to the target") { try await target.write(documents) }
             progress.documentWriteFailures += failures.count
             progress.documentsWritten += documents.count - failures.count
+            justWritten = Set(documents.map(RevisionKey.init))
             progress.lastSequence = batch.page.lastSeq
             progress.pending = batch.page.pending
             progress.caughtUp = batch.page.pending == 0
             try await saveCheckpoints()
             report?(progress)
             batch = try await next
+        }
+    }
+
+    /// A document's id and revision, as a replicated document carries them.
+    private struct RevisionKey: Hashable {
+        let id: String?
+        let rev: String?
+        init(_ document: JSONObject) {
+            id = document["_id"]?.stringValue
+            rev = document["_rev"]?.stringValue
         }
     }
 

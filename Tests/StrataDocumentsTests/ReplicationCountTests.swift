@@ -1,0 +1,116 @@
+import Foundation
+import StrataDocuments
+@testable import StrataSync
+import StrataTestHelpers
+import Testing
+
+/// The replicator's counts are exact when its steps interleave: the next
+/// batch is fetched (changes, `_revs_diff`, the revisions) while the one
+/// before it is written, and a revision that write brings must not be
+/// written and counted again.
+@Suite struct ReplicationCountTests {
+    /// The order a two-way sync once produced, held in place: the source's
+    /// document changes between `_revs_diff` and the read of the revisions
+    /// (the read asks for the latest leaf, so it brings the new revision),
+    /// and the next batch, which lists that new revision, asks the target
+    /// before the first write has landed. One revision is written: the
+    /// count says 1, not 2.
+    @Test func aRevisionFetchedTwiceIsWrittenAndCountedOnce() async throws {
+        let source = try DocumentDatabase(path: makeTemporaryPath("source.sqlite"))
+        let target = try DocumentDatabase(path: makeTemporaryPath("target.sqlite"))
+        let first = try source.put(["_id": "x", "n": 1])
+        let secondAsked = Gate()
+        let sourcePeer = HeldPeer(LocalPeer(db: source), beforeRevisions: { call in
+            // Between the first _revs_diff and the first read of revisions.
+            if call == 1 { _ = try source.put(["_id": "x", "_rev": .string(first.rev), "n": 2]) }
+        })
+        let targetPeer = HeldPeer(LocalPeer(db: target), afterMissing: { call in
+            if call == 2 { await secondAsked.open() }
+        }, beforeWrite: { call in
+            // The first write waits until the next batch has asked the
+            // target (at most 20 s, should the replicator stop fetching
+            // ahead).
+            if call == 1 { await secondAsked.wait(atMost: .seconds(20)) }
+        })
+        let replicator = Replicator(source: .local(source), target: .local(target), options: ReplicationOptions(batchSize: 1),
+                                    sourcePeer: sourcePeer, targetPeer: targetPeer)
+        let progress = try await replicator.run()
+        #expect(await secondAsked.isOpen, "the next batch did not ask the target while the first was written")
+        #expect(progress.documentsWritten == 1)
+        #expect(progress.documentWriteFailures == 0)
+        #expect(progress.revisionsMissing == 1)
+        #expect(try target.document(id: "x")["n"] == 2)
+    }
+}
+
+/// A peer whose steps a test can hold or act in, numbered from 1.
+struct HeldPeer: ReplicationPeer {
+    let inner: any ReplicationPeer
+    var beforeRevisions: @Sendable (Int) async throws -> Void = { _ in }
+    var afterMissing: @Sendable (Int) async throws -> Void = { _ in }
+    var beforeWrite: @Sendable (Int) async throws -> Void = { _ in }
+    private let calls = Calls()
+
+    init(_ inner: any ReplicationPeer, beforeRevisions: @escaping @Sendable (Int) async throws -> Void = { _ in },
+         afterMissing: @escaping @Sendable (Int) async throws -> Void = { _ in },
+         beforeWrite: @escaping @Sendable (Int) async throws -> Void = { _ in }) {
+        self.inner = inner
+        self.beforeRevisions = beforeRevisions
+        self.afterMissing = afterMissing
+        self.beforeWrite = beforeWrite
+    }
+
+    func identity() async throws -> String { try await inner.identity() }
+    func exists() async throws -> Bool { try await inner.exists() }
+    func create() async throws { try await inner.create() }
+    func changes(since: JSON, limit: Int, filter: ReplicationFilter?, wait: Duration?) async throws -> RemoteChangesResult {
+        try await inner.changes(since: since, limit: limit, filter: filter, wait: wait)
+    }
+    func missingRevisions(_ revisions: [String: [String]]) async throws -> [String: [String]] {
+        let missing = try await inner.missingRevisions(revisions)
+        try await afterMissing(await calls.next("missing"))
+        return missing
+    }
+    func revisions(_ wanted: [String: [String]]) async throws -> [JSONObject] {
+        try await beforeRevisions(await calls.next("revisions"))
+        return try await inner.revisions(wanted)
+    }
+    func write(_ documents: [JSONObject]) async throws -> [(id: String, error: DocumentError)] {
+        try await beforeWrite(await calls.next("write"))
+        return try await inner.write(documents)
+    }
+    func checkpoint(_ id: String) async throws -> JSONObject? { try await inner.checkpoint(id) }
+    func saveCheckpoint(_ id: String, _ document: JSONObject) async throws { try await inner.saveCheckpoint(id, document) }
+    func ensureFullCommit() async throws { try await inner.ensureFullCommit() }
+}
+
+actor Calls {
+    private var counts: [String: Int] = [:]
+    func next(_ step: String) -> Int {
+        counts[step, default: 0] += 1
+        return counts[step]!
+    }
+}
+
+/// Opened once; waiters resume then, or when their limit passes.
+actor Gate {
+    private(set) var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func open() {
+        isOpen = true
+        release()
+    }
+
+    private func release() {
+        waiters.forEach { $0.resume() }
+        waiters = []
+    }
+
+    func wait(atMost limit: Duration) async {
+        let timeout = Task { try await Task.sleep(for: limit); self.release() }
+        defer { timeout.cancel() }
+        if isOpen { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+}
