@@ -19,6 +19,27 @@ public protocol DesignFunctionRunner: Sendable {
     /// Throws ``DocumentError`` (the engine gives a refused document its
     /// own error and writes the others).
     func run(tenant: String, design: JSONObject, path: [String], arguments: [JSON]) throws -> JSON
+
+    /// Maps `documents` with the JavaScript map functions `functions` (and
+    /// the design document's `views.lib`, for `require`): for each
+    /// document, for each function, the rows it emits.
+    func map(tenant: String, functions: [String], lib: JSON?, documents: [JSONObject]) throws -> [[[EmittedRow]]]
+
+    /// Runs the JavaScript reduce function `source`: on `[key, id]` pairs
+    /// and their values, or (`rereduce`) on earlier reductions.
+    func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON
+}
+
+extension DesignFunctionRunner {
+    /// A runner of validations and updates only: views need map functions.
+    public func map(tenant: String, functions: [String], lib: JSON?, documents: [JSONObject]) throws -> [[[EmittedRow]]] {
+        throw DocumentError(.osProcessError, "this database's DesignFunctionRunner runs no JavaScript map functions")
+    }
+
+    /// A runner of validations and updates only: views need reduce functions.
+    public func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON {
+        throw DocumentError(.osProcessError, "this database's DesignFunctionRunner runs no JavaScript reduce functions")
+    }
 }
 
 /// The stored design documents with a `validate_doc_update`, as read at a

@@ -131,44 +131,27 @@ extension DocumentDatabase {
     }
 
     /// The changes feed through the filter function `filter`
-    /// (`"design/name"`) of a registered design, which gets `request` as
-    /// CouchDB's request object.
+    /// (`"design/name"`): a registered Swift filter, or the stored design
+    /// document's JavaScript; it gets `request` as CouchDB's request object.
     public func changes(_ options: ChangesOptions = ChangesOptions(), filter: String, request: JSON = .object([:])) throws -> ChangesResult {
-        let parts = filter.split(separator: "/", maxSplits: 1).map(String.init)
-        guard parts.count == 2, let function = registry.get(parts[0])?.filters[parts[1]] else {
-            throw DocumentError(.notFound, "missing filter function \(filter)")
-        }
+        let passes = try changesFilter(filter, request: request)
         var options = options
-        options.filter = { try function($0, request) }
+        options.filter = { try passes([$0]).first ?? false }
         return try changes(options)
     }
 
-    /// Queries a view of a registered design (see ``register(design:_:)``).
-    public func view(design: String, view: String, options: ViewQueryOptions = ViewQueryOptions()) throws -> ViewResult {
-        guard let functions = registry.get(design) else {
-            throw DocumentError(.notFound, "missing")
-        }
-        return try queryView(functions.viewGroup(design: "_design/" + design), view: view, options: options)
-    }
-
-    /// Runs an update function of a registered design on the document `id`
-    /// (nil: none): reads the document, calls the function and saves what it
-    /// answers, in one transaction, so concurrent calls are applied one
-    /// after the other and none is lost.
+    /// Runs an update function of a design (Swift, or the stored design
+    /// document's JavaScript) on the document `id` (nil: none): reads the
+    /// document, calls the function and saves what it answers, in one
+    /// transaction, so concurrent calls are applied one after the other
+    /// and none is lost.
     ///
     /// - Returns: the write (nil when the function saved nothing) and the
     ///   function's answer.
+    @discardableResult
     public func update(design: String, function: String, id: String?, request: JSON = .object([:]),
                        userContext: JSON? = nil) throws -> (written: DocumentWriteResult?, response: JSON) {
-        guard let update = registry.get(design)?.updates[function] else {
-            throw DocumentError(.notFound, "missing update function \(function) on design doc _design/\(design)")
-        }
-        let results = try updateInTurn(id: id, count: 1, userContext: userContext) { _, current -> (document: JSONObject?, result: JSON) in
-            let (document, response) = try update(current, request)
-            return (document, response)
-        }
-        let (written, response) = try results[0].get()
-        return (written, response)
+        try update(design: design, function: function, id: id, requests: [request], userContext: userContext)[0].get()
     }
 
     /// Calls `call` `count` times on the document `id` (nil: none), one

@@ -1,5 +1,8 @@
 /// Why a document operation failed, with CouchDB's error name, reason and
-/// HTTP status, so the server answers exactly what CouchDB answers.
+/// HTTP status, so the server answers exactly what CouchDB answers: the one
+/// error of the document engine, of design functions (a JavaScript
+/// function's own error name is kept) and of remote servers
+/// (``StrataSync``'s `RemoteError` is this type).
 public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable {
     /// The kinds of failure CouchDB distinguishes.
     public enum Kind: String, Sendable {
@@ -40,39 +43,58 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
         case osProcessError = "os_process_error"
         /// Anything else (500 `unknown_error`).
         case internalError = "unknown_error"
-    }
 
-    /// What kind of failure.
-    public var kind: Kind
-    /// CouchDB's `reason`, for a person to read.
-    public var reason: String
-
-    public init(_ kind: Kind, _ reason: String) {
-        self.kind = kind
-        self.reason = reason
-    }
-
-    /// CouchDB's `error` member.
-    public var error: String { kind.rawValue }
-
-    /// The HTTP status CouchDB gives this error.
-    public var status: Int {
-        switch kind {
-        case .conflict: return 409
-        case .notFound: return 404
-        case .badRequest, .invalidOperator, .noUsableIndex, .illegalDatabaseName, .illegalDocumentID,
-             .invalidDesignDocument, .queryParseError: return 400
-        case .forbidden: return 403
-        case .unauthorized: return 401
-        case .methodNotAllowed: return 405
-        case .fileExists: return 412
-        case .tooLarge: return 413
-        case .unsupportedMediaType: return 415
-        case .internalError, .builtinReduceError, .osProcessError: return 500
+        /// The HTTP status CouchDB gives this kind.
+        public var status: Int {
+            switch self {
+            case .conflict: return 409
+            case .notFound: return 404
+            case .badRequest, .invalidOperator, .noUsableIndex, .illegalDatabaseName, .illegalDocumentID,
+                 .invalidDesignDocument, .queryParseError: return 400
+            case .forbidden: return 403
+            case .unauthorized: return 401
+            case .methodNotAllowed: return 405
+            case .fileExists: return 412
+            case .tooLarge: return 413
+            case .unsupportedMediaType: return 415
+            case .internalError, .builtinReduceError, .osProcessError: return 500
+            }
         }
     }
 
-    public var description: String { "\(kind.rawValue): \(reason)" }
+    /// CouchDB's `error` member: a ``Kind``'s name, or any other name a
+    /// function or a remote server gave (kept as it came).
+    public var error: String
+    /// CouchDB's `reason`, for a person to read.
+    public var reason: String
+    /// The HTTP status; 0 when no answer came from a remote server (a
+    /// refused connection, a timeout).
+    public var status: Int
+
+    /// The kind of failure: ``Kind/internalError`` for an error name that
+    /// is none of CouchDB's kinds (``error`` keeps the name).
+    public var kind: Kind { Kind(rawValue: error) ?? .internalError }
+
+    public init(_ kind: Kind, _ reason: String) {
+        self.error = kind.rawValue
+        self.reason = reason
+        self.status = kind.status
+    }
+
+    /// An error by CouchDB's three members, as a design function or a
+    /// remote server answered it: a name that is none of the ``Kind``s is
+    /// kept, never mapped to another.
+    public init(status: Int, error: String, reason: String) {
+        self.error = error
+        self.reason = reason
+        self.status = status
+    }
+
+    /// Whether a failure is worth a retry: no answer at all, a timeout, a
+    /// 5xx or 429. A 4xx other than 408 and 429 is the request's own fault.
+    public var isTransient: Bool { status == 0 || status == 408 || status == 429 || status >= 500 }
+
+    public var description: String { status == 0 ? "\(error): \(reason)" : "\(status) \(error): \(reason)" }
 
     /// CouchDB's answer body: `{"error":…,"reason":…}`.
     public var json: JSON {

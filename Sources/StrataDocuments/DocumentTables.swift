@@ -138,6 +138,9 @@ struct DocumentTables: Sendable {
 
     // MARK: writing
 
+    /// The prefix of design documents' ids: the one place it is written.
+    static let designPrefix = "_design/"
+
     static func newID() -> String {
         var g = SystemRandomNumberGenerator()
         return (0..<16).map { _ in UInt8.random(in: 0...255, using: &g) }.hexString

@@ -198,6 +198,9 @@ let queryServerScript = #"""
         result = e.forbidden !== undefined ? { forbidden: String(e.forbidden) } : { unauthorized: String(e.unauthorized) };
       } else if (e && typeof e === 'object' && typeof e.error === 'string') {
         result = ['error', e.error, String(e.reason === undefined ? '' : e.reason)];
+      } else if (Object.prototype.toString.call(e) === '[object Array]' && e[0] === 'error' && typeof e[1] === 'string') {
+        // CouchDB's form for a function's own error: throw(['error', name, reason]).
+        result = ['error', e[1], String(e[2] === undefined ? '' : e[2])];
       } else {
         result = ['error', 'render_error', String(e)];
       }

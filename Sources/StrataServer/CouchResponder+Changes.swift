@@ -53,47 +53,20 @@ extension CouchResponder {
 
     func changesFilter(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> ChangesFilter? {
         guard let name = r.query["filter"], !name.hasPrefix("_") else { return nil }
-        let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
-        guard parts.count == 2 else { throw DocumentError(.badRequest, "`filter` parameter is not correctly formatted") }
-        let ddocID = "_design/" + parts[0], function = parts[1]
-        if let native = db.designFunctions(parts[0])?.filters[function] {
-            let request = try await updateRequest(db, r, docID: nil)
-            let keepDocs = r.flag("include_docs")
-            return { changes in
-                try changes.compactMap { change in
-                    var doc = change.doc ?? ["_id": .string(change.id), "_rev": .string(change.changes.first ?? "")]
-                    if change.deleted { doc["_deleted"] = .bool(true) }
-                    guard try native(doc, request) else { return nil }
-                    var kept = change
-                    if !keepDocs { kept.doc = nil }
-                    return kept
-                }
-            }
-        }
-        let design: JSONObject = try await offload {
-            do { return try db.document(id: ddocID) } catch let error as DocumentError where error.kind == .notFound {
-                throw DocumentError(.notFound, "missing design document \(ddocID)")
-            }
-        }
-        guard design["filters"]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
-        guard let queryServers = server.queryServers else {
-            throw FunctionError.noQueryServer("filter functions")
-        }
         let request = try await updateRequest(db, r, docID: nil)
+        // The engine chooses the function (Swift or the stored JavaScript).
+        let passes = try await offload { try db.changesFilter(name, request: request) }
         let keepDocs = r.flag("include_docs")
         return { changes in
             guard !changes.isEmpty else { return [] }
-            let docs = changes.map { change -> JSON in
+            let documents = changes.map { change -> JSONObject in
                 var doc = change.doc ?? ["_id": .string(change.id), "_rev": .string(change.changes.first ?? "")]
                 if change.deleted { doc["_deleted"] = .bool(true) }
-                return .object(doc)
+                return doc
             }
-            let answer = try await queryServers.call(tenant: db.instanceID, design, ["filters", function], [.array(docs), request])
-            guard let parts = answer.arrayValue, parts.count == 2, let passes = parts[1].arrayValue, passes.count == changes.count else {
-                throw FunctionError(status: 500, error: "render_error", reason: "the filter function's answer is not [true, [passes]]")
-            }
-            return zip(changes, passes).compactMap { change, pass in
-                guard pass == .bool(true) else { return nil }
+            let verdicts = try await offloadFunction { try passes(documents) }
+            return zip(changes, verdicts).compactMap { change, pass in
+                guard pass else { return nil }
                 var kept = change
                 if !keepDocs { kept.doc = nil }
                 return kept

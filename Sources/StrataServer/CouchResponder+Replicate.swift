@@ -154,7 +154,8 @@ extension CouchResponder {
         } catch let error as ReplicationError {
             let status = error.underlying?.status ?? 500
             let name = error.underlying?.error == "db_not_found" ? "db_not_found" : status == 401 ? "unauthorized" : status == 403 ? "forbidden" : "replication_failed"
-            throw DocumentError(DocumentError.Kind(rawValue: name) ?? (status == 404 ? .notFound : .internalError), error.reason)
+            // CouchDB's own names: 404 db_not_found, 500 replication_failed.
+            throw DocumentError(status: name == "db_not_found" ? 404 : DocumentError.Kind(rawValue: name)?.status ?? 500, error: name, reason: error.reason)
         }
         let seq = progress.lastSequence
         let history: JSON = .object([

@@ -12,58 +12,10 @@ extension CouchResponder {
         return .object(context)
     }
 
-    /// The view group of a design: its registered Swift functions, or the
-    /// JavaScript of the design document run by the query servers.
+    /// The view group of a design, as the engine builds it (registered
+    /// Swift functions, or the stored design document's JavaScript).
     func viewGroup(_ db: DocumentDatabase, design id: String) async throws -> ViewGroup {
-        let name = String(id.dropFirst("_design/".count))
-        if let native = db.designFunctions(name), !native.views.isEmpty {
-            return native.viewGroup(design: id)
-        }
-        let ddoc: JSONObject = try await offload {
-            do { return try db.document(id: id) } catch let error as DocumentError where error.kind == .notFound {
-                throw DocumentError(.notFound, "missing")
-            }
-        }
-        return try javaScriptViewGroup(ddoc, tenant: db.instanceID)
-    }
-
-    func javaScriptViewGroup(_ ddoc: JSONObject, tenant: String) throws -> ViewGroup {
-        let id = ddoc["_id"]?.stringValue ?? ""
-        let definitions = ddoc["views"]?.objectValue ?? JSONObject()
-        var names: [String] = []
-        var maps: [String] = []
-        var reduces: [String: ViewReduce] = [:]
-        for (name, definition) in definitions.sorted(by: { $0.key < $1.key }) where name != "lib" {
-            guard let map = definition["map"]?.stringValue else { continue }
-            names.append(name)
-            maps.append(map)
-            if let reduce = definition["reduce"]?.stringValue {
-                if let builtin = ViewReduce(builtin: reduce) {
-                    reduces[name] = builtin
-                } else if reduce.hasPrefix("_") {
-                    throw DocumentError(.badRequest, "Unknown built-in reduce function: \(reduce)")
-                } else if let queryServers = server.queryServers {
-                    reduces[name] = queryServers.reduce(tenant: tenant, source: reduce)
-                } else {
-                    throw FunctionError.noQueryServer("JavaScript reduce functions")
-                }
-            }
-        }
-        let lib = definitions["lib"]
-        // The index is rebuilt when what it is built from changes.
-        var signed = JSONObject()
-        signed["language"] = ddoc["language"] ?? .string("javascript")
-        signed["views"] = .object(JSONObject(definitions.pairs.sorted { $0.key < $1.key }))
-        signed["options"] = ddoc["options"] ?? .null
-        let signature = MD5.hex(Array(JSON.object(signed).canonicalText.utf8))
-        let queryServers = server.queryServers
-        let sources = maps
-        return ViewGroup(design: id, signature: signature, views: names, reduces: reduces) { documents in
-            guard let queryServers else {
-                throw FunctionError.noQueryServer("views")
-            }
-            return try queryServers.map(tenant: tenant, functions: sources, lib: lib, documents: documents)
-        }
+        try await offload { try db.viewGroup(design: id) }
     }
 
     /// CouchDB's view query parameters, from the query string and, for a
@@ -179,19 +131,7 @@ extension CouchResponder {
     /// `POST /{db}/_view_cleanup`: drops the indexes no design document
     /// builds any more.
     func viewCleanup(_ db: DocumentDatabase) async throws {
-        var options = AllDocumentsOptions(startKey: "_design/", endKey: "_design0", includeDocs: true)
-        options.inclusiveEnd = false
-        let designs = try await offload { [options] in try db.allDocuments(options).rows.compactMap { $0["doc"]?.objectValue } }
-        var current: [String: String] = [:]
-        for ddoc in designs {
-            guard let id = ddoc["_id"]?.stringValue else { continue }
-            if let native = db.designFunctions(String(id.dropFirst(8))), !native.views.isEmpty {
-                current[id] = native.viewGroup(design: id).signature
-            } else if let group = try? javaScriptViewGroup(ddoc, tenant: db.instanceID) {
-                current[id] = group.signature
-            }
-        }
-        try await offload { [current] in try db.cleanUpViewIndexes(keeping: current) }
+        try await offload { try db.cleanUpViewIndexes() }
     }
 
     /// The design document `id` and the JavaScript query servers, for a

@@ -113,8 +113,6 @@ struct CouchResponder: HTTPResponder {
             answer = try await route(couch)
         } catch let error as DocumentError {
             answer = HTTPAnswer(status: .init(code: error.status), json: error.status >= 500 ? scrubbed(error.json) : error.json)
-        } catch let error as FunctionError {
-            answer = HTTPAnswer(status: .init(code: error.status), json: error.json)
         } catch {
             answer = HTTPAnswer(status: .internalServerError, json: scrubbed(.object(["error": .string("unknown_error"), "reason": .string(String(describing: error))])))
         }
@@ -822,14 +820,7 @@ struct CouchResponder: HTTPResponder {
             return HTTPAnswer(status: .methodNotAllowed, json: DocumentError(.methodNotAllowed, "Update functions do not allow \(r.method.rawValue)").json, headers: headers)
         }
         guard let function = rest.first else { throw DocumentError(.notFound, "missing json key: ") }
-        if db.designFunctions(String(ddoc.dropFirst("_design/".count)))?.updates[function] != nil {
-            return try await nativeUpdate(db, r, design: String(ddoc.dropFirst("_design/".count)), function: function, rest: rest)
-        }
-        let design = try await offload { try db.document(id: ddoc) }
-        guard design["updates"]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
-        guard let queryServers = server.queryServers else {
-            throw FunctionError.noQueryServer("design functions")
-        }
+        let design = String(ddoc.dropFirst("_design/".count))
         let docID = rest.count > 1 ? rest[1...].joined(separator: "/") : nil
         if let docID, docID.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
         let name = r.segments.first ?? ""
@@ -838,28 +829,15 @@ struct CouchResponder: HTTPResponder {
         let isDatabaseAdmin = r.security.isAdmin(r.user)
         let call = UpdateCall(request: request)
         // Calls on one document wait their turn and are run in batches: one
-        // query-server exchange each, one transaction and one commit for the
-        // batch, each call answered with its own revision.
-        // One batch runs one function on one document for one user (the
-        // first call's closure runs them all).
+        // transaction and one commit for the batch, each call answered with
+        // its own revision. One batch runs one function on one document for
+        // one user (the first call's closure runs them all). The engine
+        // chooses the function (Swift or the stored JavaScript), validates
+        // what it answers and refuses a design document from a non-admin.
         let key = [name, ddoc, function, docID ?? UUID().uuidString, context.text, String(isDatabaseAdmin)].joined(separator: "\u{0}")
         let outcome = try await server.updateBatcher.submit(key, call) { calls in
-            try db.updateInTurn(id: docID, count: calls.count, userContext: context) { index, current -> (document: JSONObject?, result: JSON) in
-                let answer = try queryServers.callBlocking(tenant: db.instanceID, design, ["updates", function], [current.map(JSON.object) ?? .null, calls[index].request])
-                if let refusal = answer.objectValue {
-                    if let message = refusal["forbidden"]?.stringValue { throw DocumentError(.forbidden, message) }
-                    if let message = refusal["unauthorized"]?.stringValue { throw DocumentError(.unauthorized, message) }
-                }
-                guard let parts = answer.arrayValue, parts.count == 3, parts[0] == .string("up") else {
-                    throw FunctionError(status: 500, error: "render_error", reason: "the update function's answer is not [doc, response]")
-                }
-                guard var doc = parts[1].objectValue else { return (nil, parts[2]) }
-                if doc["_id"] == nil { doc["_id"] = .string(docID ?? UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()) }
-                let id = doc["_id"]?.stringValue ?? ""
-                if id.hasPrefix("_design/"), !isDatabaseAdmin { throw DocumentError(.unauthorized, "You are not a db or server admin.") }
-                // The engine validates what is returned before writing it.
-                return (doc, parts[2])
-            }
+            try db.update(design: design, function: function, id: docID, requests: calls.map(\.request), userContext: context)
+                .map { result in result.map { (written: $0.written, result: $0.response) } }
         }
         var headers: HTTPFields = [:]
         if let written = outcome.written {
@@ -867,25 +845,6 @@ struct CouchResponder: HTTPResponder {
             headers[HTTPField.Name("X-Couch-Update-NewRev")!] = written.rev
         }
         return try updateResponse(outcome.result, status: outcome.written == nil ? 200 : 201, headers: headers)
-    }
-
-    /// An update handler registered in Swift: run in one write transaction
-    /// by the store, so concurrent calls never conflict.
-    func nativeUpdate(_ db: DocumentDatabase, _ r: CouchRequest, design: String, function: String, rest: [String]) async throws -> HTTPAnswer {
-        let docID = rest.count > 1 ? rest[1...].joined(separator: "/") : nil
-        if let docID, docID.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
-        let request = try await updateRequest(db, r, docID: docID)
-        let context = userContext(r)
-        let (written, response) = try await offload {
-            try db.update(design: design, function: function, id: docID, request: request, userContext: context)
-        }
-        var headers: HTTPFields = [:]
-        if let written {
-            headers[HTTPField.Name("X-Couch-Id")!] = written.id
-            headers[HTTPField.Name("X-Couch-Update-NewRev")!] = written.rev
-        }
-        let answer = response.stringValue.map { JSON.object(["body": .string($0)]) } ?? response
-        return try updateResponse(answer, status: written == nil ? 200 : 201, headers: headers)
     }
 
     /// CouchDB's request object for design-document functions.

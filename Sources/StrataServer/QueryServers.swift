@@ -4,21 +4,38 @@ import StrataDocuments
 
 /// Why a design-document function could not answer: CouchDB's error name,
 /// reason and status (a query process that timed out or died is 500
-/// `os_process_error`, as in CouchDB).
-struct FunctionError: Error {
-    var status: Int
-    var error: String
-    var reason: String
+/// `os_process_error`, as in CouchDB), as the engine's one error type.
+typealias FunctionError = DocumentError
 
-    var json: JSON { .object(["error": .string(error), "reason": .string(reason)]) }
-
+extension DocumentError {
     /// `what` (views, validate_doc_update…) needs JavaScript and the server
     /// was made without a query server: says what to pass.
-    static func noQueryServer(_ what: String) -> FunctionError {
-        FunctionError(status: 500, error: "os_process_error",
-                      reason: "\(what) need\(what.hasSuffix("s") ? "" : "s") a JavaScript query server, and this server runs none: "
+    static func noQueryServer(_ what: String) -> DocumentError {
+        DocumentError(.osProcessError, "\(what) need\(what.hasSuffix("s") ? "" : "s") a JavaScript query server, and this server runs none: "
                         + "strata serve runs its own; a CouchServer made in your code needs "
                         + "queryServer: [\"/path/to/strata\", \"query-server\"] (the strata executable)")
+    }
+}
+
+/// The runner of a server made without query servers: every JavaScript
+/// call fails with `os_process_error` saying how to get them.
+struct MissingQueryServer: DesignFunctionRunner {
+    func run(tenant: String, design: JSONObject, path: [String], arguments: [JSON]) throws -> JSON {
+        let what: String
+        switch path.first {
+        case "validate_doc_update": what = "validate_doc_update"
+        case "filters": what = "filter functions"
+        default: what = "design functions"
+        }
+        throw DocumentError.noQueryServer(what)
+    }
+
+    func map(tenant: String, functions: [String], lib: JSON?, documents: [JSONObject]) throws -> [[[EmittedRow]]] {
+        throw DocumentError.noQueryServer("views")
+    }
+
+    func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON {
+        throw DocumentError.noQueryServer("JavaScript reduce functions")
     }
 }
 
@@ -98,12 +115,7 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
     /// The engine's door: a failed call is a ``DocumentError`` with
     /// CouchDB's error name kept where the engine has it.
     func run(tenant: String, design: JSONObject, path: [String], arguments: [JSON]) throws -> JSON {
-        do {
-            return try callBlocking(tenant: tenant, design, path, arguments)
-        } catch let error as FunctionError {
-            if error.error == DocumentError.Kind.osProcessError.rawValue { throw DocumentError(.osProcessError, error.reason) }
-            throw DocumentError(.internalError, "\(error.error): \(error.reason)")
-        }
+        try callBlocking(tenant: tenant, design, path, arguments)
     }
 
     func callBlocking(tenant: String, _ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) throws -> JSON {
@@ -176,22 +188,21 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
         }
     }
 
-    /// A JavaScript reduce function as a ``ViewReduce``.
-    func reduce(tenant: String, source: String) -> ViewReduce {
-        .function { [self] keys, values, rereduce in
-            let request: JSON
-            if rereduce {
-                request = .array([.string("rereduce"), .array([.string(source)]), .array(values)])
-            } else {
-                let pairs = zip(keys ?? [], values).map { JSON.array([$0, $1]) }
-                request = .array([.string("reduce"), .array([.string(source)]), .array(pairs)])
-            }
-            let answer = try exchange(tenant: tenant, [request])
-            guard let parts = answer.arrayValue, parts.count == 2, parts[0] == .bool(true), let results = parts[1].arrayValue, let result = results.first else {
-                throw FunctionError(status: 500, error: "reduce_error", reason: "the reduce function's answer is not [true, [value]]")
-            }
-            return result
+    /// Runs a JavaScript reduce function on `[key, id]` pairs and their
+    /// values, or (`rereduce`) on earlier reductions.
+    func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON {
+        let request: JSON
+        if rereduce {
+            request = .array([.string("rereduce"), .array([.string(source)]), .array(values)])
+        } else {
+            let pairs = zip(keys ?? [], values).map { JSON.array([$0, $1]) }
+            request = .array([.string("reduce"), .array([.string(source)]), .array(pairs)])
         }
+        let answer = try exchange(tenant: tenant, [request])
+        guard let parts = answer.arrayValue, parts.count == 2, parts[0] == .bool(true), let results = parts[1].arrayValue, let result = results.first else {
+            throw FunctionError(status: 500, error: "reduce_error", reason: "the reduce function's answer is not [true, [value]]")
+        }
+        return result
     }
 
     /// Stops the idle processes (the server is shutting down).

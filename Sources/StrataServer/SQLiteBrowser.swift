@@ -28,7 +28,7 @@ struct SQLiteBrowser: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return names.filter { Self.extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted().map { name in
             let size = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.size] as? Int) ?? 0
-            return .object(["name": .string(name), "size": .int(size ?? 0)])
+            return .object(["name": .string(name), "size": .int(size)])
         }
     }
 

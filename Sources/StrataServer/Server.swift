@@ -83,7 +83,9 @@ public final class CouchServer: Sendable {
         sqliteBrowser = sqliteDirectory.map { SQLiteBrowser(directory: $0, writable: sqliteWritable, timeLimit: sqliteTimeLimit) }
         queryServers = queryServer.map { QueryServers(command: $0, timeLimit: functionTimeLimit) }
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        let registry = DatabaseRegistry(directory: dataDirectory, runner: queryServers)
+        // Without query servers, the engine's JavaScript calls say what to
+        // pass to get them.
+        let registry = DatabaseRegistry(directory: dataDirectory, runner: queryServers ?? MissingQueryServer())
         self.registry = registry
         var hashed: [String: PasswordHash] = [:]
         if let configFile { hashed = try AdminConfiguration.load(configFile, iterations: passwordIterations) }
@@ -346,6 +348,17 @@ final class SessionStore: @unchecked Sendable {
 func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async {
+            continuation.resume(with: Result { try body() })
+        }
+    }
+}
+
+/// Runs work that waits on a design function's JavaScript on the query
+/// servers' queue (``QueryServers/functionQueue``), so a function that runs
+/// until its time limit never holds a thread other requests need.
+func offloadFunction<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        QueryServers.functionQueue.async {
             continuation.resume(with: Result { try body() })
         }
     }

@@ -4,37 +4,17 @@ import FoundationNetworking
 #endif
 import StrataDocuments
 
-/// What a CouchDB-protocol server answered when it refused a request, or
-/// why it could not be reached: CouchDB's `error` and `reason` with the
-/// HTTP status.
+/// What a CouchDB-protocol server answered when a request failed: its HTTP
+/// status (0 when no answer came: a refused connection, a timeout,
+/// `network_error`), CouchDB's `error` name (kept as the server gave it) and
+/// `reason`. The same type as the local engine's errors, so code handles a
+/// failure the same way whichever side it came from.
 ///
 /// ```swift
 /// do { _ = try await votes.document(id: "q9") }
 /// catch let error as RemoteError where error.status == 404 { print(error.reason) }
 /// ```
-public struct RemoteError: Error, Equatable, CustomStringConvertible, Sendable {
-    /// The HTTP status; 0 when no answer came (refused connection, timeout).
-    public var status: Int
-    /// CouchDB's `error` member (`not_found`, `conflict`, `unauthorized`…),
-    /// or `network_error` when no answer came.
-    public var error: String
-    /// CouchDB's `reason`, for a person to read.
-    public var reason: String
-
-    public init(status: Int, error: String, reason: String) {
-        self.status = status
-        self.error = error
-        self.reason = reason
-    }
-
-    public var description: String {
-        status == 0 ? "\(error): \(reason)" : "\(status) \(error): \(reason)"
-    }
-
-    /// True for failures worth a retry: no answer at all, a timeout, a 5xx
-    /// or 429. A 4xx other than 408 and 429 is the request's own fault.
-    public var isTransient: Bool { status == 0 || status == 408 || status == 429 || status >= 500 }
-}
+public typealias RemoteError = DocumentError
 
 /// How a client proves who it is to the server.
 public enum RemoteAuthentication: Sendable, Equatable {

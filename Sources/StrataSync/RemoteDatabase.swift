@@ -162,7 +162,9 @@ public struct RemoteDatabase: Sendable {
         }
         return rows.map { row in
             if let error = row["error"]?.stringValue {
-                return .failure(DocumentError(DocumentError.Kind(rawValue: error) ?? .internalError, row["reason"]?.stringValue ?? error))
+                // The server's name kept; the status its kind has (a row of
+                // _bulk_docs carries none).
+                return .failure(DocumentError(status: DocumentError.Kind(rawValue: error)?.status ?? 500, error: error, reason: row["reason"]?.stringValue ?? error))
             }
             return .success(DocumentWriteResult(id: row["id"]?.stringValue ?? "", rev: row["rev"]?.stringValue ?? ""))
         }

@@ -259,8 +259,9 @@ public struct Replicator: Sendable {
         return Batch(page: page, checked: checked, documents: documents)
     }
 
-    /// Runs a step, retrying transient failures with backoff; a refusal
-    /// (401, 403, other 4xx) ends the replication at once.
+    /// Runs a step, retrying transient failures with backoff (a remote
+    /// server's or a local store's: one error type); a refusal (401, 403,
+    /// other 4xx) ends the replication at once.
     private func attempt<T>(_ step: String, _ work: () async throws -> T) async throws -> T {
         var wait = options.initialBackoff
         var failures = 0
@@ -275,8 +276,6 @@ public struct Replicator: Sendable {
                 }
                 try await Task.sleep(for: wait)
                 wait = min(wait * 2, options.maximumBackoff)
-            } catch let error as DocumentError {
-                throw ReplicationError(reason: "could not \(step): \(error)", underlying: RemoteError(status: error.status, error: error.error, reason: error.reason))
             }
         }
     }

@@ -63,7 +63,8 @@ import Testing
         // The transcript's handler: a code and json of its own, no document.
         let vote = #"""
         {"updates": {
-          "vote": "function(doc, req) { if (!doc) return [null, {code: 404, json: {error: 'not_found', reason: 'no poll'}}]; if (req.query.choice === 'bad') throw({forbidden: 'unknown choice'}); return [null, {code: 202, headers: {'X-Poll': doc._id}, body: 'seen ' + req.method + ' ' + req.id + ' by ' + (req.userCtx.name || 'nobody') + ' in ' + req.userCtx.db}]; }"
+          "vote": "function(doc, req) { if (!doc) return [null, {code: 404, json: {error: 'not_found', reason: 'no poll'}}]; if (req.query.choice === 'bad') throw({forbidden: 'unknown choice'}); return [null, {code: 202, headers: {'X-Poll': doc._id}, body: 'seen ' + req.method + ' ' + req.id + ' by ' + (req.userCtx.name || 'nobody') + ' in ' + req.userCtx.db}]; }",
+          "closed": "function(doc, req) { throw(['error', 'poll_closed', 'voting has ended']); }"
         }}
         """#
         #expect(try await server.send("PUT", "/voting/_design/app", json: vote, user: admin).0 == 201)
@@ -71,6 +72,9 @@ import Testing
         #expect(status == 404 && body == .object(["error": .string("not_found"), "reason": .string("no poll")]))
         (status, body) = try await server.send("POST", "/voting/_design/app/_update/vote/q1?choice=bad", json: "{}")
         #expect(status == 403 && body == .object(["error": .string("forbidden"), "reason": .string("unknown choice")]))
+        // A function's own error name comes through the engine unchanged.
+        (status, body) = try await server.send("POST", "/voting/_design/app/_update/closed/q1", json: "{}")
+        #expect(status == 500 && body == .object(["error": .string("poll_closed"), "reason": .string("voting has ended")]), "\(String(describing: body))")
         let (seenStatus, seen, headers) = try await server.sendRaw("PUT", "/voting/_design/app/_update/vote/q1", json: "{}", user: admin)
         #expect(seenStatus == 202 && headers["x-poll"] == "q1")
         #expect(String(decoding: seen, as: UTF8.self) == "seen PUT q1 by admin in voting")

@@ -1,0 +1,204 @@
+import Foundation
+import Strata
+
+/// The functions of a design: those registered in Swift under its name
+/// (``DocumentDatabase/register(design:_:)``), or else the JavaScript of the
+/// stored design document, run by the database's ``DesignFunctionRunner``.
+/// The engine makes that choice for views, filters and update functions,
+/// so the server, the replicator and an embedding app get the same answer
+/// for the same design.
+extension DocumentDatabase {
+    /// The stored design document `_design/{design}` (`design` with or
+    /// without the prefix); 404 `missing` (or `deleted`) when there is none.
+    public func designDocument(_ design: String) throws -> JSONObject {
+        try document(id: Self.designID(design))
+    }
+
+    static func designID(_ design: String) -> String {
+        design.hasPrefix(DocumentTables.designPrefix) ? design : DocumentTables.designPrefix + design
+    }
+
+    static func designName(_ design: String) -> String {
+        design.hasPrefix(DocumentTables.designPrefix) ? String(design.dropFirst(DocumentTables.designPrefix.count)) : design
+    }
+
+    /// The runner, or CouchDB's `os_process_error` saying what needs one.
+    private func requireRunner(_ what: String) throws -> any DesignFunctionRunner {
+        guard let runner = registry.runner else { throw Self.noRunner(what) }
+        return runner
+    }
+
+    static func noRunner(_ what: String) -> DocumentError {
+        DocumentError(.osProcessError, "\(what) need\(what.hasSuffix("s") ? "" : "s") JavaScript, and this database has no JavaScript runner: register Swift DesignFunctions under that design's name, or give the database a DesignFunctionRunner")
+    }
+
+    // MARK: Views
+
+    /// The views of a design, as the index needs them: the registered Swift
+    /// views, or the stored design document's JavaScript (map functions,
+    /// built-in or JavaScript reduces). Its signature changes whenever what
+    /// the index is built from changes.
+    public func viewGroup(design: String) throws -> ViewGroup {
+        let id = Self.designID(design)
+        if let native = registry.get(Self.designName(design)), !native.views.isEmpty {
+            return native.viewGroup(design: id)
+        }
+        return try viewGroup(stored: designDocument(design))
+    }
+
+    /// The views of a stored design document's JavaScript.
+    func viewGroup(stored ddoc: JSONObject) throws -> ViewGroup {
+        let id = ddoc["_id"]?.stringValue ?? ""
+        let definitions = ddoc["views"]?.objectValue ?? JSONObject()
+        let runner = registry.runner
+        let tenant = instanceID
+        var names: [String] = []
+        var maps: [String] = []
+        var reduces: [String: ViewReduce] = [:]
+        for (name, definition) in definitions.sorted(by: { $0.key < $1.key }) where name != "lib" {
+            guard let map = definition["map"]?.stringValue else { continue }
+            names.append(name)
+            maps.append(map)
+            if let reduce = definition["reduce"]?.stringValue {
+                if let builtin = ViewReduce(builtin: reduce) {
+                    reduces[name] = builtin
+                } else if reduce.hasPrefix("_") {
+                    throw DocumentError(.badRequest, "Unknown built-in reduce function: \(reduce)")
+                } else {
+                    let runner = try requireRunner("JavaScript reduce functions")
+                    reduces[name] = .function { keys, values, rereduce in
+                        try runner.reduce(tenant: tenant, source: reduce, keys: keys, values: values, rereduce: rereduce)
+                    }
+                }
+            }
+        }
+        let lib = definitions["lib"]
+        // The index is rebuilt when what it is built from changes.
+        var signed = JSONObject()
+        signed["language"] = ddoc["language"] ?? .string("javascript")
+        signed["views"] = .object(JSONObject(definitions.pairs.sorted { $0.key < $1.key }))
+        signed["options"] = ddoc["options"] ?? .null
+        let signature = MD5.hex(Array(JSON.object(signed).canonicalText.utf8))
+        let sources = maps
+        return ViewGroup(design: id, signature: signature, views: names, reduces: reduces) { documents in
+            guard let runner else { throw Self.noRunner("views") }
+            return try runner.map(tenant: tenant, functions: sources, lib: lib, documents: documents)
+        }
+    }
+
+    /// Queries the view `view` of a design (Swift or stored JavaScript),
+    /// bringing its index up to date as `options.update` says.
+    public func view(design: String, view: String, options: ViewQueryOptions = ViewQueryOptions()) throws -> ViewResult {
+        let group = try viewGroup(design: design)
+        guard group.views.contains(view) else { throw DocumentError(.notFound, "missing_named_view") }
+        return try queryView(group, view: view, options: options)
+    }
+
+    /// Drops the view indexes no design builds any more (CouchDB's
+    /// `_view_cleanup`): those of deleted design documents and of earlier
+    /// versions of their functions.
+    public func cleanUpViewIndexes() throws {
+        var options = AllDocumentsOptions(startKey: DocumentTables.designPrefix, endKey: "_design0", includeDocs: true)
+        options.inclusiveEnd = false
+        var current: [String: String] = [:]
+        for ddoc in try allDocuments(options).rows.compactMap({ $0["doc"]?.objectValue }) {
+            guard let id = ddoc["_id"]?.stringValue else { continue }
+            if let native = registry.get(Self.designName(id)), !native.views.isEmpty {
+                current[id] = native.viewGroup(design: id).signature
+            } else if let group = try? viewGroup(stored: ddoc) {
+                current[id] = group.signature
+            }
+        }
+        try cleanUpViewIndexes(keeping: current)
+    }
+
+    // MARK: Filters
+
+    /// The filter function `name` (`"design/function"`) of the changes
+    /// feed, Swift or stored JavaScript: for a page of documents, whether
+    /// each passes. `request` is CouchDB's request object.
+    public func changesFilter(_ name: String, request: JSON = .object([:])) throws -> @Sendable ([JSONObject]) throws -> [Bool] {
+        let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { throw DocumentError(.badRequest, "`filter` parameter is not correctly formatted") }
+        let function = parts[1]
+        if let native = registry.get(parts[0])?.filters[function] {
+            return { documents in try documents.map { try native($0, request) } }
+        }
+        let design: JSONObject
+        do { design = try designDocument(parts[0]) } catch let error as DocumentError where error.kind == .notFound {
+            throw DocumentError(.notFound, "missing design document \(Self.designID(parts[0]))")
+        }
+        guard design["filters"]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
+        let runner = try requireRunner("filter functions")
+        let tenant = instanceID
+        return { documents in
+            guard !documents.isEmpty else { return [] }
+            let answer = try runner.run(tenant: tenant, design: design, path: ["filters", function],
+                                        arguments: [.array(documents.map(JSON.object)), request])
+            guard let parts = answer.arrayValue, parts.count == 2, let passes = parts[1].arrayValue, passes.count == documents.count else {
+                throw DocumentError(status: 500, error: "render_error", reason: "the filter function's answer is not [true, [passes]]")
+            }
+            return passes.map { $0 == .bool(true) }
+        }
+    }
+
+    // MARK: Updates
+
+    /// Runs the update function `function` of a design (Swift, or the
+    /// stored design document's JavaScript) once per request, in turn on
+    /// the document `id` (nil: none), in one transaction (see
+    /// ``updateInTurn(id:count:userContext:_:)``): each call gets the
+    /// document as the call before left it and CouchDB's request object;
+    /// what it answers is validated and saved. A design document answered
+    /// by a function is saved only for a database admin.
+    ///
+    /// - Returns: per request, the write (nil when the function saved
+    ///   nothing) and the function's answer, or why it failed.
+    public func update(design: String, function: String, id: String?, requests: [JSON],
+                       userContext: JSON? = nil) throws -> [Result<(written: DocumentWriteResult?, response: JSON), any Error>] {
+        let call: (_ current: JSONObject?, _ request: JSON) throws -> (document: JSONObject?, result: JSON)
+        if let native = registry.get(Self.designName(design))?.updates[function] {
+            call = { current, request in try native(current, request) }
+        } else {
+            let ddoc = try designDocument(design)
+            guard ddoc["updates"]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
+            let runner = try requireRunner("update functions")
+            let tenant = instanceID
+            call = { current, request in
+                let answer = try runner.run(tenant: tenant, design: ddoc, path: ["updates", function], arguments: [current.map(JSON.object) ?? .null, request])
+                if let refusal = answer.objectValue {
+                    if let message = refusal["forbidden"]?.stringValue { throw DocumentError(.forbidden, message) }
+                    if let message = refusal["unauthorized"]?.stringValue { throw DocumentError(.unauthorized, message) }
+                }
+                guard let parts = answer.arrayValue, parts.count == 3, parts[0] == .string("up") else {
+                    throw DocumentError(status: 500, error: "render_error", reason: "the update function's answer is not [doc, response]")
+                }
+                return (parts[1].objectValue, parts[2])
+            }
+        }
+        let isAdmin = try isDatabaseAdmin(userContext)
+        let results = try updateInTurn(id: id, count: requests.count, userContext: userContext) { index, current in
+            var (document, result) = try call(current, requests[index])
+            if document != nil, document?["_id"] == nil {
+                document?["_id"] = .string(id ?? DocumentTables.newID())
+            }
+            if let saved = document?["_id"]?.stringValue, saved.hasPrefix(DocumentTables.designPrefix), !isAdmin {
+                throw DocumentError(.unauthorized, "You are not a db or server admin.")
+            }
+            return (document, result)
+        }
+        return results.map { $0.map { (written: $0.written, response: $0.result) } }
+    }
+
+    /// Whether `userContext` (nil: the app) is an admin of this database:
+    /// a server admin (`_admin`), or named in `_security.admins` by name or
+    /// role.
+    func isDatabaseAdmin(_ userContext: JSON?) throws -> Bool {
+        let user = userContext ?? Self.appUserContext
+        let roles = Set((user["roles"]?.arrayValue ?? []).compactMap(\.stringValue))
+        if roles.contains("_admin") { return true }
+        let admins = try metadata("_security")?["admins"]
+        if let name = user["name"]?.stringValue, (admins?["names"]?.arrayValue ?? []).contains(.string(name)) { return true }
+        return (admins?["roles"]?.arrayValue ?? []).contains { $0.stringValue.map(roles.contains) ?? false }
+    }
+}
