@@ -33,6 +33,7 @@ let package = Package(
     ] + (coreOnly ? [] : [
         .library(name: "StrataServer", targets: ["StrataServer"]),
         .library(name: "StrataSync", targets: ["StrataSync"]),
+        .library(name: "StrataQueryServers", targets: ["StrataQueryServers"]),
         .executable(name: "strata", targets: ["StrataCLI"]),
         .executable(name: "ipgeo", targets: ["ipgeo"]),
         .executable(name: "activity", targets: ["activity"]),
@@ -110,12 +111,17 @@ let package = Package(
         // The query server (`strata query-server`): CouchDB's query-server
         // protocol over Duktape, in a process of its own.
         .target(name: "StrataJavaScript", dependencies: ["CDuktape"]),
+        // The pool of query-server processes that runs design documents'
+        // JavaScript for a DocumentDatabase: apart from the server, since it
+        // starts processes (iOS has no Foundation.Process).
+        .target(name: "StrataQueryServers", dependencies: ["StrataDocuments"]),
         // CouchDB's HTTP API over a folder of document databases.
         .target(
             name: "StrataServer",
             dependencies: [
                 "Strata",
                 "StrataDocuments",
+                "StrataQueryServers",
                 "StrataSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

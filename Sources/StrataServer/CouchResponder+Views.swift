@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import StrataDocuments
+import StrataQueryServers
 
 @available(macOS 14, iOS 17, tvOS 17, *)
 extension CouchResponder {
@@ -144,7 +145,7 @@ extension CouchResponder {
         }
         guard ddoc[kind]?[function] != nil else { throw DocumentError(.notFound, "missing json key: \(function)") }
         guard let queryServers = server.queryServers else {
-            throw FunctionError.noQueryServer("design functions")
+            throw DocumentError.noQueryServer("design functions")
         }
         return (ddoc, queryServers)
     }
@@ -162,7 +163,7 @@ extension CouchResponder {
         let request = try await updateRequest(db, r, docID: docID)
         let answer = try await queryServers.call(tenant: db.instanceID, ddoc, ["shows", rest[0]], [doc, request])
         guard let parts = answer.arrayValue, parts.count == 2, parts[0] == .string("resp") else {
-            throw FunctionError(status: 500, error: "render_error", reason: "the show function's answer is not a response")
+            throw DocumentError(status: 500, error: "render_error", reason: "the show function's answer is not a response")
         }
         return try updateResponse(parts[1], status: 200, headers: [:])
     }
@@ -185,7 +186,7 @@ extension CouchResponder {
         let request = try await updateRequest(db, r, docID: nil)
         let answer = try await queryServers.call(tenant: db.instanceID, ddoc, ["lists", rest[0]], [.object(head), request, .array(result.rows)])
         guard let parts = answer.arrayValue, parts.count == 3, parts[0] == .string("list") else {
-            throw FunctionError(status: 500, error: "render_error", reason: "the list function's answer is not a response")
+            throw DocumentError(status: 500, error: "render_error", reason: "the list function's answer is not a response")
         }
         var response = parts[1].objectValue ?? JSONObject()
         response["body"] = parts[2]

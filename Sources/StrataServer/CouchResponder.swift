@@ -902,7 +902,7 @@ struct CouchResponder: HTTPResponder {
         // HTTP cannot carry is the function's error, never the server's trap.
         if let code = object["code"], code != .null {
             guard let number = code.intValue, (100...599).contains(number) else {
-                throw FunctionError(status: 500, error: "render_error",
+                throw DocumentError(status: 500, error: "render_error",
                                     reason: "the function's response has an invalid HTTP status \(code.text): it must be an integer from 100 to 599")
             }
             status = number
@@ -911,10 +911,10 @@ struct CouchResponder: HTTPResponder {
         for (name, value) in object["headers"]?.objectValue ?? JSONObject() {
             guard let text = value.stringValue else { continue }
             guard let field = HTTPField.Name(name) else {
-                throw FunctionError(status: 500, error: "render_error", reason: "the function's response has an invalid header name \(JSON.string(name).text)")
+                throw DocumentError(status: 500, error: "render_error", reason: "the function's response has an invalid header name \(JSON.string(name).text)")
             }
             guard HTTPAnswer.isValidFieldValue(text) else {
-                throw FunctionError(status: 500, error: "render_error", reason: "the function's response has an invalid value for header \(name): control characters are not allowed")
+                throw DocumentError(status: 500, error: "render_error", reason: "the function's response has an invalid value for header \(name): control characters are not allowed")
             }
             if field == .contentType { contentType = text } else { headers[field] = text }
         }

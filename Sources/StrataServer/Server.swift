@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import ServiceLifecycle
 import StrataDocuments
+import StrataQueryServers
 
 /// `strata serve`: CouchDB's HTTP API over a folder of document databases,
 /// one SQLite file per database.

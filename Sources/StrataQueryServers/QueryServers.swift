@@ -2,42 +2,10 @@ import Dispatch
 import Foundation
 import StrataDocuments
 
-/// Why a design-document function could not answer: CouchDB's error name,
-/// reason and status (a query process that timed out or died is 500
-/// `os_process_error`, as in CouchDB), as the engine's one error type.
-typealias FunctionError = DocumentError
-
-extension DocumentError {
-    /// `what` (views, validate_doc_update…) needs JavaScript and the server
-    /// was made without a query server: says what to pass.
-    static func noQueryServer(_ what: String) -> DocumentError {
-        DocumentError(.osProcessError, "\(what) need\(what.hasSuffix("s") ? "" : "s") a JavaScript query server, and this server runs none: "
-                        + "strata serve runs its own; a CouchServer made in your code needs "
-                        + "queryServer: [\"/path/to/strata\", \"query-server\"] (the strata executable)")
-    }
-}
-
-/// The runner of a server made without query servers: every JavaScript
-/// call fails with `os_process_error` saying how to get them.
-struct MissingQueryServer: DesignFunctionRunner {
-    func run(tenant: String, design: JSONObject, path: [String], arguments: [JSON]) throws -> JSON {
-        let what: String
-        switch path.first {
-        case "validate_doc_update": what = "validate_doc_update"
-        case "filters": what = "filter functions"
-        default: what = "design functions"
-        }
-        throw DocumentError.noQueryServer(what)
-    }
-
-    func map(tenant: String, functions: [String], lib: JSON?, documents: [JSONObject]) throws -> [[[EmittedRow]]] {
-        throw DocumentError.noQueryServer("views")
-    }
-
-    func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON {
-        throw DocumentError.noQueryServer("JavaScript reduce functions")
-    }
-}
+// A target of its own: it starts processes (Foundation's `Process`), which
+// an app embedding StrataDocuments on iOS does not have; `strata serve`
+// and an app on a desktop give its pool to their databases
+// (``DocumentDatabase/setDesignFunctionRunner(_:databaseName:)``).
 
 /// The JavaScript processes (`strata query-server`) that run design-document
 /// functions, spoken to with CouchDB's query-server protocol: one JSON line
@@ -54,11 +22,13 @@ struct MissingQueryServer: DesignFunctionRunner {
 /// `Object.prototype`) sees another database's documents. Calls wait on
 /// threads of their own (``functionQueue``), never on the threads that
 /// requests needing no JavaScript use.
-final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
+public final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
     // @unchecked: `idle` is only touched under `lock`; a process is used by
     // one call at a time (taken from `idle`, given back after).
-    let command: [String]
-    let timeLimit: Duration
+    /// The executable and its arguments.
+    public let command: [String]
+    /// How long one function call may run.
+    public let timeLimit: Duration
     private let lock = NSLock()
     private var idle: [QueryProcess] = []
     private let keptIdle = 8
@@ -67,7 +37,7 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
     ///   - command: the executable and its arguments, e.g.
     ///     `["/usr/local/bin/strata", "query-server"]`.
     ///   - timeLimit: how long one function call may run.
-    init(command: [String], timeLimit: Duration) {
+    public init(command: [String], timeLimit: Duration) {
         self.command = command
         self.timeLimit = timeLimit
     }
@@ -75,7 +45,7 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
     /// Runs `path` (`["updates", "addvote"]`, `["validate_doc_update"]` …) of
     /// `ddoc` with `arguments`, off the cooperative pool; answers the
     /// function's JSON answer.
-    func call(tenant: String, _ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) async throws -> JSON {
+    public func call(tenant: String, _ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) async throws -> JSON {
         try await withCheckedThrowingContinuation { continuation in
             Self.functionQueue.async { [self] in
                 continuation.resume(with: Result { try callBlocking(tenant: tenant, ddoc, path, arguments) })
@@ -86,7 +56,7 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
     /// Where calls wait for their process's answer: a queue of its own, so
     /// functions that run long (or forever, until the time limit) never
     /// hold the threads SQLite reads and writes are offloaded to.
-    static let functionQueue = DispatchQueue(label: "strata.query-servers", attributes: .concurrent)
+    public static let functionQueue = DispatchQueue(label: "strata.query-servers", attributes: .concurrent)
 
     /// An idle process, the tenant's own when there is one; a process that
     /// served another tenant gets a new heap first.
@@ -100,7 +70,7 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
             do {
                 let answer = try process.exchange(.array([.string("strata_reset_heap")]), timeLimit: timeLimit)
                 guard answer == .bool(true) else {
-                    throw FunctionError(status: 500, error: "os_process_error", reason: "the query server did not reset its heap")
+                    throw DocumentError(status: 500, error: "os_process_error", reason: "the query server did not reset its heap")
                 }
             } catch {
                 process.stop()
@@ -112,13 +82,14 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
         return process
     }
 
-    /// The engine's door: a failed call is a ``DocumentError`` with
-    /// CouchDB's error name kept where the engine has it.
-    func run(tenant: String, design: JSONObject, path: [String], arguments: [JSON]) throws -> JSON {
+    /// The engine's door (``DesignFunctionRunner``): a failed call is a
+    /// ``DocumentError`` with the function's own error name.
+    public func run(tenant: String, design: JSONObject, path: [String], arguments: [JSON]) throws -> JSON {
         try callBlocking(tenant: tenant, design, path, arguments)
     }
 
-    func callBlocking(tenant: String, _ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) throws -> JSON {
+    /// ``call(tenant:_:_:_:)`` on the calling thread.
+    public func callBlocking(tenant: String, _ ddoc: JSONObject, _ path: [String], _ arguments: [JSON]) throws -> JSON {
         let process = try process(for: tenant)
         let answer: JSON
         do {
@@ -138,7 +109,7 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
         if let list = answer.arrayValue, list.first == .string("error") {
             let name = list.count > 1 ? list[1].stringValue ?? "unknown_error" : "unknown_error"
             let reason = list.count > 2 ? list[2].stringValue ?? "" : ""
-            throw FunctionError(status: name == "not_found" ? 404 : 500, error: name, reason: reason)
+            throw DocumentError(status: name == "not_found" ? 404 : 500, error: name, reason: reason)
         }
         return answer
     }
@@ -161,7 +132,7 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
         if let list = answer.arrayValue, list.first == .string("error") {
             let name = list.count > 1 ? list[1].stringValue ?? "unknown_error" : "unknown_error"
             let reason = list.count > 2 ? list[2].stringValue ?? "" : ""
-            throw FunctionError(status: 500, error: name, reason: reason)
+            throw DocumentError(status: 500, error: name, reason: reason)
         }
         return answer
     }
@@ -169,14 +140,14 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
     /// Maps documents with JavaScript map functions (and the design
     /// document's `views.lib` for `require`): for each document, for each
     /// function, the rows it emits.
-    func map(tenant: String, functions: [String], lib: JSON?, documents: [JSONObject]) throws -> [[[EmittedRow]]] {
+    public func map(tenant: String, functions: [String], lib: JSON?, documents: [JSONObject]) throws -> [[[EmittedRow]]] {
         var requests: [JSON] = [.array([.string("reset")])]
         if let lib { requests.append(.array([.string("add_lib"), lib])) }
         for source in functions { requests.append(.array([.string("add_fun"), .string(source)])) }
         requests.append(.array([.string("map_docs"), .array(documents.map(JSON.object))]))
         let answer = try exchange(tenant: tenant, requests)
         guard let perDocument = answer.arrayValue, perDocument.count == documents.count else {
-            throw FunctionError(status: 500, error: "os_process_error", reason: "the query server's map answer does not match the documents")
+            throw DocumentError(status: 500, error: "os_process_error", reason: "the query server's map answer does not match the documents")
         }
         return perDocument.map { results in
             (results.arrayValue ?? []).map { rows in
@@ -190,7 +161,7 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
 
     /// Runs a JavaScript reduce function on `[key, id]` pairs and their
     /// values, or (`rereduce`) on earlier reductions.
-    func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON {
+    public func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON {
         let request: JSON
         if rereduce {
             request = .array([.string("rereduce"), .array([.string(source)]), .array(values)])
@@ -200,13 +171,13 @@ final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
         }
         let answer = try exchange(tenant: tenant, [request])
         guard let parts = answer.arrayValue, parts.count == 2, parts[0] == .bool(true), let results = parts[1].arrayValue, let result = results.first else {
-            throw FunctionError(status: 500, error: "reduce_error", reason: "the reduce function's answer is not [true, [value]]")
+            throw DocumentError(status: 500, error: "reduce_error", reason: "the reduce function's answer is not [true, [value]]")
         }
         return result
     }
 
     /// Stops the idle processes (the server is shutting down).
-    func stopAll() {
+    public func stopAll() {
         let all = lock.withLock { () -> [QueryProcess] in
             defer { idle.removeAll() }
             return idle
@@ -232,7 +203,7 @@ final class QueryProcess: @unchecked Sendable {
 
     init(command: [String]) throws {
         guard let executable = command.first else {
-            throw FunctionError(status: 500, error: "os_process_error", reason: "no query server command")
+            throw DocumentError(status: 500, error: "os_process_error", reason: "no query server command")
         }
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = Array(command.dropFirst())
@@ -244,7 +215,7 @@ final class QueryProcess: @unchecked Sendable {
         do {
             try process.run()
         } catch {
-            throw FunctionError(status: 500, error: "os_process_error", reason: "cannot start the query server \(executable): \(error.localizedDescription)")
+            throw DocumentError(status: 500, error: "os_process_error", reason: "cannot start the query server \(executable): \(error.localizedDescription)")
         }
     }
 
@@ -256,7 +227,7 @@ final class QueryProcess: @unchecked Sendable {
         do {
             try input.write(contentsOf: Data(line.utf8))
         } catch {
-            throw FunctionError(status: 500, error: "os_process_error", reason: "the query server has exited")
+            throw DocumentError(status: 500, error: "os_process_error", reason: "the query server has exited")
         }
         let pid = process.processIdentifier
         let deadline = DispatchWorkItem { [self] in
@@ -268,13 +239,13 @@ final class QueryProcess: @unchecked Sendable {
         defer { deadline.cancel() }
         guard let answer = readLine() else {
             let timedOut = lock.withLock { self.timedOut }
-            throw FunctionError(status: 500, error: "os_process_error",
+            throw DocumentError(status: 500, error: "os_process_error",
                                 reason: timedOut ? "OS process timed out after \(timeLimit)." : "the query server exited")
         }
         do {
             return try JSON(parsing: answer)
         } catch {
-            throw FunctionError(status: 500, error: "os_process_error", reason: "the query server answered something that is not JSON")
+            throw DocumentError(status: 500, error: "os_process_error", reason: "the query server answered something that is not JSON")
         }
     }
 
@@ -299,60 +270,3 @@ final class QueryProcess: @unchecked Sendable {
     }
 }
 
-/// One update-handler call waiting its turn: CouchDB's request object.
-struct UpdateCall: Sendable {
-    var request: JSON
-}
-
-/// Runs update-handler calls on one document in batches: calls that arrive
-/// while a batch runs wait, then run together in the next one (one
-/// transaction, one commit), in the order they came.
-final class UpdateBatcher: @unchecked Sendable {
-    // @unchecked: `queues` is only touched under `lock`.
-    typealias Outcome = (written: DocumentWriteResult?, result: JSON)
-    typealias Run = @Sendable ([UpdateCall]) throws -> [Result<Outcome, any Error>]
-    private typealias Waiter = (call: UpdateCall, run: Run, continuation: CheckedContinuation<Outcome, any Error>)
-    private let lock = NSLock()
-    private var queues: [String: [Waiter]] = [:]
-    /// The most calls one batch takes.
-    let batchLimit = 256
-
-    func submit(_ key: String, _ call: UpdateCall, run: @escaping Run) async throws -> Outcome {
-        try await withCheckedThrowingContinuation { continuation in
-            let start = lock.withLock { () -> Bool in
-                if queues[key] != nil {
-                    queues[key]!.append((call, run, continuation))
-                    return false
-                }
-                queues[key] = [(call, run, continuation)]
-                return true
-            }
-            // Batches call JavaScript: they wait on the query servers' queue.
-            if start { QueryServers.functionQueue.async { self.drain(key) } }
-        }
-    }
-
-    private func drain(_ key: String) {
-        while true {
-            let batch = lock.withLock { () -> [Waiter] in
-                let waiting = queues[key] ?? []
-                if waiting.isEmpty {
-                    queues[key] = nil
-                    return []
-                }
-                let batch = Array(waiting.prefix(batchLimit))
-                queues[key] = Array(waiting.dropFirst(batch.count))
-                return batch
-            }
-            if batch.isEmpty { return }
-            // The first call's closure runs the batch (same database,
-            // function and document for all).
-            do {
-                let results = try batch[0].run(batch.map(\.call))
-                for (waiter, result) in zip(batch, results) { waiter.continuation.resume(with: result) }
-            } catch {
-                for waiter in batch { waiter.continuation.resume(throwing: error) }
-            }
-        }
-    }
-}
