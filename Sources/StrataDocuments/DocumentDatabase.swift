@@ -30,6 +30,10 @@ public final class DocumentDatabase: Sendable {
     let tables: DocumentTables
     let viewLocks = ViewLocks()
     let registry = FunctionRegistry()
+    /// Group commit of ``commit(_:newEdits:userContext:)``: one key.
+    let commits = KeyedBatcher<PendingWrite, DocumentWriteResult>(limit: 1000, queue: .global())
+    /// Batches of ``runUpdate(design:function:id:request:userContext:)``.
+    let updates = KeyedBatcher<JSON, (written: DocumentWriteResult?, response: JSON)>(limit: 256, queue: DocumentDatabase.functionQueue)
 
     /// Registers ``DatabaseCollation/couch`` for every connection, once.
     private static let registerCollation: Void = DatabaseCollation.registerForEveryConnection(.couch)

@@ -686,7 +686,7 @@ struct CouchResponder: HTTPResponder {
     /// (the engine runs the design documents' validation).
     func put(_ db: DocumentDatabase, _ document: JSONObject, newEdits: Bool, _ r: CouchRequest) async throws -> DocumentWriteResult {
         if server.groupCommit {
-            return try await server.registry.committer(for: db).put(document, newEdits: newEdits, userContext: userContext(r))
+            return try await db.commit(document, newEdits: newEdits, userContext: userContext(r))
         }
         let context = userContext(r)
         return try await offload { try db.put(document, newEdits: newEdits, userContext: context) }
@@ -823,28 +823,18 @@ struct CouchResponder: HTTPResponder {
         let design = String(ddoc.dropFirst("_design/".count))
         let docID = rest.count > 1 ? rest[1...].joined(separator: "/") : nil
         if let docID, docID.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
-        let name = r.segments.first ?? ""
         let request = try await updateRequest(db, r, docID: docID)
-        let context = userContext(r)
-        let isDatabaseAdmin = r.security.isAdmin(r.user)
-        let call = UpdateCall(request: request)
-        // Calls on one document wait their turn and are run in batches: one
-        // transaction and one commit for the batch, each call answered with
-        // its own revision. One batch runs one function on one document for
-        // one user (the first call's closure runs them all). The engine
-        // chooses the function (Swift or the stored JavaScript), validates
-        // what it answers and refuses a design document from a non-admin.
-        let key = [name, ddoc, function, docID ?? UUID().uuidString, context.text, String(isDatabaseAdmin)].joined(separator: "\u{0}")
-        let outcome = try await server.updateBatcher.submit(key, call) { calls in
-            try db.update(design: design, function: function, id: docID, requests: calls.map(\.request), userContext: context)
-                .map { result in result.map { (written: $0.written, result: $0.response) } }
-        }
+        // The engine runs calls on one document in batches (one transaction
+        // and one commit, each call answered with its own revision), chooses
+        // the function (Swift or the stored JavaScript), validates what it
+        // answers and refuses a design document from a non-admin.
+        let outcome = try await db.runUpdate(design: design, function: function, id: docID, request: request, userContext: userContext(r))
         var headers: HTTPFields = [:]
         if let written = outcome.written {
             headers[HTTPField.Name("X-Couch-Id")!] = written.id
             headers[HTTPField.Name("X-Couch-Update-NewRev")!] = written.rev
         }
-        return try updateResponse(outcome.result, status: outcome.written == nil ? 200 : 201, headers: headers)
+        return try updateResponse(outcome.response, status: outcome.written == nil ? 200 : 201, headers: headers)
     }
 
     /// CouchDB's request object for design-document functions.

@@ -29,8 +29,6 @@ public final class CouchServer: Sendable {
     /// The JavaScript processes for design-document functions; nil when the
     /// server was given no query-server command.
     let queryServers: QueryServers?
-    /// Update-handler calls on one document run one after the other, in batches.
-    let updateBatcher = UpdateBatcher()
     /// Continuous replications started with `POST /_replicate`.
     let replications = ReplicationJobs()
     /// The folder of SQLite files `/_utils` browses (`--sqlite DIR`).
@@ -169,7 +167,6 @@ final class DatabaseRegistry: @unchecked Sendable {
     let directory: URL
     private let lock = NSLock()
     private var open: [String: DocumentDatabase] = [:]
-    private var committers: [ObjectIdentifier: GroupCommitter] = [:]
     private var securityObjects: [String: SecurityObject] = [:]
     /// Swift design functions, by database then design name, given to each
     /// database when it is opened.
@@ -207,16 +204,6 @@ final class DatabaseRegistry: @unchecked Sendable {
     func setSecurity(_ security: JSON, of name: String) throws {
         try database(name).setMetadata("_security", security)
         lock.withLock { securityObjects[name] = SecurityObject(security) }
-    }
-
-    /// The group committer of an open database.
-    func committer(for db: DocumentDatabase) -> GroupCommitter {
-        lock.withLock {
-            if let c = committers[ObjectIdentifier(db)] { return c }
-            let c = GroupCommitter(database: db)
-            committers[ObjectIdentifier(db)] = c
-            return c
-        }
     }
 
     /// What runs each database's design-document JavaScript (the engine
@@ -301,7 +288,6 @@ final class DatabaseRegistry: @unchecked Sendable {
             }
             securityObjects[name] = nil
             if let db = open.removeValue(forKey: name) {
-                committers[ObjectIdentifier(db)] = nil
                 try? (db.writer as? DatabasePoolClosing)?.closeAll()
             }
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }

@@ -1,0 +1,63 @@
+import Foundation
+import Strata
+import StrataDocuments
+import StrataTestHelpers
+import Testing
+
+/// Group commit and update batching belong to the engine: an app writing
+/// from many tasks gets what `strata serve` gives its clients.
+@Suite struct GroupedWriteTests {
+    /// Concurrent `commit`s all land, each answered with its own revision;
+    /// one refused by a stored rule fails alone.
+    @Test func concurrentCommitsAllLand() async throws {
+        let db = try makeDocuments()
+        db.setDesignFunctionRunner(RuleRunner())
+        try db.put(["_id": "_design/rules", "validate_doc_update": "refuse:bad"])
+        let results = await withTaskGroup(of: (Int, Result<DocumentWriteResult, any Error>).self) { group in
+            for i in 0..<64 {
+                group.addTask {
+                    let doc: JSONObject = ["_id": .string("d\(i)"), "bad": .bool(i == 7)]
+                    do { return (i, .success(try await db.commit(doc))) } catch { return (i, .failure(error)) }
+                }
+            }
+            var all: [Int: Result<DocumentWriteResult, any Error>] = [:]
+            for await (i, result) in group { all[i] = result }
+            return all
+        }
+        #expect(results.count == 64)
+        for (i, result) in results {
+            switch result {
+            case .success(let written):
+                #expect(i != 7 && written.id == "d\(i)" && written.rev.hasPrefix("1-"))
+            case .failure(let error):
+                #expect(i == 7 && (error as? DocumentError) == DocumentError(.forbidden, "no bad documents"))
+            }
+        }
+        #expect(try db.info().documentCount == 64) // 63 documents and the design document
+        #expect(throws: DocumentError.missing) { try db.document(id: "d7") }
+        // A conflict is the writer's own answer too.
+        await #expect(throws: DocumentError.conflict) { try await db.commit(["_id": "d1"]) }
+    }
+
+    /// Concurrent calls of one update function on one document are applied
+    /// one after the other: every call counted, none in conflict.
+    @Test func concurrentUpdatesOnOneDocumentAreAllApplied() async throws {
+        let db = try makeDocuments()
+        var functions = DesignFunctions()
+        functions.updates["add"] = { doc, request in
+            var doc = doc ?? ["_id": "counter"]
+            doc["n"] = .int((doc["n"]?.intValue ?? 0) + (request["body"]?.intValue ?? 0))
+            return (doc, doc["n"]!)
+        }
+        try db.register(design: "app", functions)
+        let answers = try await withThrowingTaskGroup(of: JSON.self) { group in
+            for _ in 0..<40 {
+                group.addTask { try await db.runUpdate(design: "app", function: "add", id: "counter", request: ["body": 1]).response }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(answers) == Set((1...40).map { JSON.int($0) }))
+        #expect(try db.document(id: "counter")["n"] == 40)
+        #expect(try db.document(id: "counter")["_rev"]?.stringValue?.hasPrefix("40-") == true)
+    }
+}
