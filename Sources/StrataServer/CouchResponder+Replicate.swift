@@ -14,12 +14,14 @@ final class ReplicationJobs: @unchecked Sendable {
         var started: Date
         var progress = ReplicationProgress()
         var error: String?
+        /// The databases of this server it reads or writes.
+        var localDatabases: Set<String> = []
     }
 
     private let lock = NSLock()
     private var jobs: [String: Job] = [:]
 
-    func start(id: String, source: String, target: String, _ replicator: Replicator) -> Bool {
+    func start(id: String, source: String, target: String, localDatabases: Set<String> = [], _ replicator: Replicator) -> Bool {
         lock.withLock {
             if jobs[id] != nil { return false }
             let task = Task { [weak self] in
@@ -31,7 +33,7 @@ final class ReplicationJobs: @unchecked Sendable {
                     jobs?.update(id) { $0.error = "\(error)" }
                 }
             }
-            jobs[id] = Job(task: task, source: source, target: target, started: Date())
+            jobs[id] = Job(task: task, source: source, target: target, started: Date(), localDatabases: localDatabases)
             return true
         }
     }
@@ -44,6 +46,17 @@ final class ReplicationJobs: @unchecked Sendable {
         let job = lock.withLock { jobs.removeValue(forKey: id) }
         job?.task.cancel()
         return job != nil
+    }
+
+    /// Ends the jobs reading or writing the database `name`, which was
+    /// just deleted (CouchDB drops them too; left running they would fail
+    /// on a closed file forever).
+    func databaseDeleted(_ name: String) {
+        let ended = lock.withLock { () -> [Job] in
+            let ids = jobs.filter { $0.value.localDatabases.contains(name) }.map(\.key)
+            return ids.compactMap { jobs.removeValue(forKey: $0) }
+        }
+        for job in ended { job.task.cancel() }
     }
 
     func cancelAll() {
@@ -144,7 +157,10 @@ extension CouchResponder {
         let target = try server.endpoint(targetSpec, create: options.createTarget)
         let replicator = Replicator(source: source, target: target, options: options)
         if options.continuous {
-            _ = server.replications.start(id: id, source: ReplicationRequest.shown(sourceSpec), target: ReplicationRequest.shown(targetSpec), replicator)
+            var local: Set<String> = []
+            for case .local(let db) in [source, target] { local.insert(server.registry.name(of: db) ?? "") }
+            _ = server.replications.start(id: id, source: ReplicationRequest.shown(sourceSpec), target: ReplicationRequest.shown(targetSpec),
+                                          localDatabases: local, replicator)
             return HTTPAnswer(status: .accepted, json: .object(["ok": true, "_local_id": .string(id)]))
         }
         let started = Date()

@@ -463,6 +463,7 @@ struct CouchResponder: HTTPResponder {
             case .delete:
                 try requireAdmin(r)
                 try await offload { [registry = server.registry] in try registry.delete(name) }
+                server.replications.databaseDeleted(name)
                 if name == ReplicatorDatabase.name { server.replicatorDatabase.reset(server) }
                 return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
             default: break

@@ -280,6 +280,11 @@ final class DatabaseRegistry: @unchecked Sendable {
         }
     }
 
+    /// The name an open database is kept under.
+    func name(of db: DocumentDatabase) -> String? {
+        lock.withLock { open.first { $0.value === db }?.key }
+    }
+
     func delete(_ name: String) throws {
         try lock.withLock {
             let path = url(name).path

@@ -83,6 +83,24 @@ import Testing
         #expect(try await server.send("GET", "/_scheduler/docs/_replicator/mirror", user: admin).0 == 404)
     }
 
+    /// A continuous replication whose database is deleted ends, as CouchDB
+    /// drops it, instead of failing on a closed file in `_active_tasks`
+    /// forever.
+    @Test func aContinuousReplicationOfADeletedDatabaseEnds() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let admin = "admin:secret"
+        for name in ["from", "to"] { #expect(try await server.send("PUT", "/\(name)", user: admin).0 == 201) }
+        #expect(try await server.send("PUT", "/from/d", json: "{}", user: admin).0 == 201)
+        let (status, _) = try await server.send("POST", "/_replicate", json: #"{"source":"from","target":"to","continuous":true}"#, user: admin)
+        #expect(status == 202)
+        #expect(try await eventually { try await server.send("GET", "/to/d", user: admin).0 == 200 })
+        #expect(try await server.send("GET", "/_active_tasks", user: admin).1?.arrayValue?.count == 1)
+        #expect(try await server.send("DELETE", "/from", user: admin).0 == 200)
+        #expect(try await eventually { try await server.send("GET", "/_active_tasks", user: admin).1 == .array([]) })
+        #expect(try await server.send("GET", "/_scheduler/jobs", user: admin).1?["jobs"] == .array([]))
+    }
+
     @Test func badDocumentsAreRefusedOrMarkedFailed() async throws {
         let server = try await RunningServer.start()
         defer { server.stop() }
