@@ -152,6 +152,9 @@ extension CouchResponder {
                         case .change(let change): done = try await send(change)
                         case .heartbeat: try await writer.write(ByteBuffer(string: "\n"))
                         case .end: done = true
+                        // The response stops short of its last_seq line: the
+                        // client sees the feed broke and starts it again.
+                        case .failed(let error): throw error
                         }
                         if done { break }
                     }
@@ -181,6 +184,9 @@ extension CouchResponder {
         case change(Change)
         case heartbeat
         case end
+        /// The database could not be read any more (deleted, closed, an I/O
+        /// error): the feed ends with this error, never as if it were done.
+        case failed(any Error)
     }
 
     /// The changes after `options.since` as they come, heartbeats between,
@@ -195,8 +201,12 @@ extension CouchResponder {
                         lastChange.now()
                         continuation.yield(.change(change))
                     }
-                } catch {}
-                continuation.yield(.end)
+                    continuation.yield(.end)
+                } catch is CancellationError {
+                    continuation.yield(.end)
+                } catch {
+                    continuation.yield(.failed(error))
+                }
                 continuation.finish()
             }
             let beat = Task {
@@ -239,6 +249,7 @@ extension CouchResponder {
                 if let kept = try await filter([c]).first { return kept }
             case .end: return nil
             case .heartbeat: continue
+            case .failed(let error): throw error
             }
         }
         return nil

@@ -105,19 +105,35 @@ final class ReplicatorDatabase: @unchecked Sendable {
         stopAll()
     }
 
+    /// Follows the `_replicator` database's changes. A failure to read
+    /// them is not the end: the follower starts again from where it was
+    /// (after a pause), until it is cancelled or the database is gone.
     private func follow(_ server: CouchServer) async {
-        guard server.registry.exists(Self.name), let db = try? server.registry.database(Self.name) else { return }
-        do {
-            for try await change in db.liveChanges(ChangesOptions()) {
-                if change.id.hasPrefix("_design/") || change.id.hasPrefix("_local/") { continue }
-                if change.deleted {
-                    remove(change.id)
-                    continue
+        var since = 0
+        var pause = Duration.milliseconds(100)
+        while !Task.isCancelled {
+            guard server.registry.exists(Self.name), let db = try? server.registry.database(Self.name) else { return }
+            do {
+                for try await change in db.liveChanges(ChangesOptions(since: since)) {
+                    since = change.seq
+                    pause = .milliseconds(100)
+                    if change.id.hasPrefix("_design/") || change.id.hasPrefix("_local/") { continue }
+                    if change.deleted {
+                        remove(change.id)
+                        continue
+                    }
+                    guard let document = try? await offload({ try db.document(id: change.id) }) else { continue }
+                    examine(document, db: db, server: server)
                 }
-                guard let document = try? await offload({ try db.document(id: change.id) }) else { continue }
-                examine(document, db: db, server: server)
+                return
+            } catch is CancellationError {
+                return
+            } catch {
+                FileHandle.standardError.write(Data("strata: reading the _replicator database's changes failed (\(error)); following again\n".utf8))
+                try? await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(10))
             }
-        } catch {}
+        }
     }
 
     // MARK: documents

@@ -203,17 +203,19 @@ struct LocalPeer: ReplicationPeer {
     }
 
     /// Returns when the database's sequence passes `sequence`, or after `timeout`.
+    /// A failure to follow the database's changes is thrown, not taken
+    /// for a change.
     private func waitForChange(after sequence: Int, within timeout: Duration) async throws {
         let db = self.db
-        await withTaskGroup(of: Void.self) { group in
+        try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var options = ChangesOptions(since: sequence)
                 options.limit = 1
-                do { for try await _ in db.liveChanges(options) { return } } catch {}
+                for try await _ in db.liveChanges(options) { return }
             }
             group.addTask { try? await Task.sleep(for: timeout) }
-            await group.next()
-            group.cancelAll()
+            defer { group.cancelAll() }
+            try await group.next()
         }
         try Task.checkCancellation()
     }
