@@ -525,8 +525,7 @@ struct CouchResponder: HTTPResponder {
         case "_security":
             if r.method == .put {
                 try checkDatabaseAdmin(r)
-                let security = try r.json()
-                guard security.objectValue != nil else { throw DocumentError(.badRequest, "Security object must be a JSON object") }
+                guard let security = try r.json().objectValue else { throw DocumentError(.badRequest, "Security object must be a JSON object") }
                 try await offload { try registry.setSecurity(security, of: name) }
                 return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
             }

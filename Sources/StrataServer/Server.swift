@@ -201,9 +201,9 @@ final class DatabaseRegistry: @unchecked Sendable {
         }
     }
 
-    func setSecurity(_ security: JSON, of name: String) throws {
-        try database(name).setMetadata("_security", security)
-        lock.withLock { securityObjects[name] = SecurityObject(security) }
+    func setSecurity(_ security: JSONObject, of name: String) throws {
+        try database(name).setSecurity(security)
+        lock.withLock { securityObjects[name] = SecurityObject(.object(security)) }
     }
 
     /// What runs each database's design-document JavaScript (the engine

@@ -303,17 +303,43 @@ public struct RemoteDatabase: Sendable {
 
     // MARK: - Local documents
 
-    /// `GET /{db}/_local/{id}`; nil when there is none.
+    /// `GET /{db}/_local/{id}`; nil when there is none. `id` is given with
+    /// its `_local/` prefix or without, as on a `DocumentDatabase`.
     public func localDocument(id: String) async throws -> JSONObject? {
-        let answer = try await client.sendRaw("GET", [name, "_local", id])
+        let answer = try await client.sendRaw("GET", [name, "_local", Self.localName(id)])
         if answer.status == 404 { return nil }
         guard answer.status < 400 else { throw CouchClient.error(answer) }
         return try CouchClient.object(answer.body)
     }
 
-    /// `PUT /{db}/_local/{id}`: a document that is never replicated.
+    /// `PUT /{db}/_local/{id}`: a document that is never replicated (`id`
+    /// with its prefix or without).
     public func putLocal(id: String, _ document: JSONObject) async throws {
-        _ = try await client.send("PUT", [name, "_local", id], body: Data(JSON.object(document).text.utf8))
+        _ = try await client.send("PUT", [name, "_local", Self.localName(id)], body: Data(JSON.object(document).text.utf8))
+    }
+
+    /// `DELETE /{db}/_local/{id}` (`id` with its prefix or without).
+    public func deleteLocal(id: String) async throws {
+        _ = try await client.send("DELETE", [name, "_local", Self.localName(id)])
+    }
+
+    /// A local document's id without its `_local/` prefix, as the URL has it.
+    static func localName(_ id: String) -> String {
+        id.hasPrefix("_local/") ? String(id.dropFirst("_local/".count)) : id
+    }
+
+    // MARK: - Security
+
+    /// `GET /{db}/_security`: the database's admins and members (`{}` when
+    /// none were set).
+    public func security() async throws -> JSONObject {
+        try CouchClient.object(try await client.send("GET", [name, "_security"]).body)
+    }
+
+    /// `PUT /{db}/_security`: replaces the admins and members (a database
+    /// admin's right).
+    public func setSecurity(_ security: JSONObject) async throws {
+        _ = try await client.send("PUT", [name, "_security"], body: Data(JSON.object(security).text.utf8))
     }
 
     // MARK: - Encoding

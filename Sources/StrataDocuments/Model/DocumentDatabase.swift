@@ -35,7 +35,7 @@ public final class DocumentDatabase: Sendable {
     /// Batches of ``runUpdate(design:function:id:request:userContext:)``.
     let updates = KeyedBatcher<JSON, (written: DocumentWriteResult?, response: JSON)>(limit: 256, queue: DocumentDatabase.functionQueue)
 
-    /// Registers ``DatabaseCollation/couch`` for every connection, once.
+    /// Registers `DatabaseCollation.couch` for every connection, once.
     private static let registerCollation: Void = DatabaseCollation.registerForEveryConnection(.couch)
 
     /// Opens (creating its tables when missing) the document database `name`
@@ -238,23 +238,68 @@ public final class DocumentDatabase: Sendable {
 
     // MARK: Local documents
 
-    /// A `_local` document (no history, never replicated).
+    /// A `_local` document (no history, never replicated). `id` is given
+    /// with its `_local/` prefix or without, as on a `RemoteDatabase`.
     public func localDocument(id: String) throws -> JSONObject {
         let tables = self.tables
+        let id = Self.localID(id)
         return try writer.read { db in try tables.readLocal(db, id: id) }
     }
 
-    /// Saves a `_local` document: last write wins, revs `0-N`.
+    /// Saves a `_local` document whose `_id` starts with `_local/`: last
+    /// write wins, revs `0-N`.
     @discardableResult
     public func putLocal(_ document: JSONObject) throws -> DocumentWriteResult {
         let tables = self.tables
         return try writer.write { db in try tables.writeLocal(db, document: document) }
     }
 
-    /// Removes a `_local` document.
+    /// Saves the `_local` document `id` (with its `_local/` prefix or
+    /// without), as `RemoteDatabase.putLocal(id:_:)` names it.
+    @discardableResult
+    public func putLocal(id: String, _ document: JSONObject) throws -> DocumentWriteResult {
+        var document = document
+        document["_id"] = .string(Self.localID(id))
+        return try putLocal(document)
+    }
+
+    /// Removes a `_local` document (`id` with its prefix or without).
     public func deleteLocal(id: String) throws {
         let tables = self.tables
+        let id = Self.localID(id)
         try writer.write { db in try tables.deleteLocal(db, id: id) }
+    }
+
+    /// A local document's id with its `_local/` prefix.
+    static func localID(_ id: String) -> String {
+        id.hasPrefix("_local/") ? id : "_local/" + id
+    }
+
+    // MARK: Security
+
+    /// The database's `_security` object: `{"admins": {"names", "roles"},
+    /// "members": {"names", "roles"}}` as CouchDB keeps it, `{}` when none
+    /// was set. Validation functions see it as their fourth argument.
+    public func security() throws -> JSONObject {
+        try metadata("_security")?.objectValue ?? JSONObject()
+    }
+
+    /// Replaces the `_security` object. Refused (400 `bad_request`, with
+    /// CouchDB's reasons) unless `admins` and `members`, where present, are
+    /// objects whose `names` and `roles` are arrays of strings.
+    public func setSecurity(_ security: JSONObject) throws {
+        for section in ["admins", "members"] {
+            guard let value = security[section] else { continue }
+            // CouchDB's reasons (couch_db:validate_security_object).
+            guard let object = value.objectValue else { throw DocumentError(.badRequest, "admins or members must be a JSON list of strings") }
+            for list in ["names", "roles"] {
+                guard let members = object[list] else { continue }
+                guard let array = members.arrayValue, array.allSatisfy({ $0.stringValue != nil }) else {
+                    throw DocumentError(.badRequest, "\(list) must be a JSON list of strings")
+                }
+            }
+        }
+        try setMetadata("_security", .object(security))
     }
 
     // MARK: Attachments

@@ -2,7 +2,7 @@
 /// HTTP status, so the server answers exactly what CouchDB answers: the one
 /// error of the document engine, of design functions (a JavaScript
 /// function's own error name is kept) and of remote servers
-/// (``StrataSync``'s `RemoteError` is this type).
+/// (StrataSync's `RemoteError` is this type).
 public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable {
     /// The kinds of failure CouchDB distinguishes.
     public enum Kind: String, Sendable {

@@ -68,7 +68,7 @@ extension DatabaseCollation {
     /// CouchDB's collation of strings (``JSON/viewCollate(_:_:)`` on two
     /// strings), as SQLite's `COLLATE couch`: what Mango's indexes and
     /// queries compare and sort text with. StrataDocuments registers it for
-    /// every connection (``DatabaseCollation/registerForEveryConnection(_:)``)
+    /// every connection (`DatabaseCollation.registerForEveryConnection(_:)`)
     /// when it opens a document database.
     public static let couch = DatabaseCollation("couch") { a, b in ViewCollation.compareUTF8(a, b) }
 }
