@@ -105,13 +105,25 @@ public final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
             process.stop()
             throw error
         }
-        lock.withLock { if idle.count < keptIdle { idle.append(process) } else { process.stop() } }
-        if let list = answer.arrayValue, list.first == .string("error") {
-            let name = list.count > 1 ? list[1].stringValue ?? "unknown_error" : "unknown_error"
-            let reason = list.count > 2 ? list[2].stringValue ?? "" : ""
-            throw DocumentError(status: name == "not_found" ? 404 : 500, error: name, reason: reason)
-        }
+        giveBack(process)
+        try Self.checkForError(answer, notFoundStatus: 404)
         return answer
+    }
+
+    /// Keeps a process that answered for the next calls, or stops it when
+    /// enough are kept.
+    private func giveBack(_ process: QueryProcess) {
+        lock.withLock { if idle.count < keptIdle { idle.append(process) } else { process.stop() } }
+    }
+
+    /// Throws the function's own error when the answer is
+    /// `["error", name, reason]` (status 500; `not_found` is
+    /// `notFoundStatus`).
+    private static func checkForError(_ answer: JSON, notFoundStatus: Int) throws {
+        guard let list = answer.arrayValue, list.first == .string("error") else { return }
+        let name = list.count > 1 ? list[1].stringValue ?? "unknown_error" : "unknown_error"
+        let reason = list.count > 2 ? list[2].stringValue ?? "" : ""
+        throw DocumentError(status: name == "not_found" ? notFoundStatus : 500, error: name, reason: reason)
     }
 
     /// Runs raw query-server commands on one process, in order (`reset`,
@@ -128,12 +140,8 @@ public final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
             process.stop()
             throw error
         }
-        lock.withLock { if idle.count < keptIdle { idle.append(process) } else { process.stop() } }
-        if let list = answer.arrayValue, list.first == .string("error") {
-            let name = list.count > 1 ? list[1].stringValue ?? "unknown_error" : "unknown_error"
-            let reason = list.count > 2 ? list[2].stringValue ?? "" : ""
-            throw DocumentError(status: 500, error: name, reason: reason)
-        }
+        giveBack(process)
+        try Self.checkForError(answer, notFoundStatus: 500)
         return answer
     }
 

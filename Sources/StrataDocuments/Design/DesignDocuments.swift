@@ -14,13 +14,8 @@ extension DocumentDatabase {
         try document(id: Self.designID(design))
     }
 
-    static func designID(_ design: String) -> String {
-        design.hasPrefix(DocumentTables.designPrefix) ? design : DocumentTables.designPrefix + design
-    }
-
-    static func designName(_ design: String) -> String {
-        design.hasPrefix(DocumentTables.designPrefix) ? String(design.dropFirst(DocumentTables.designPrefix.count)) : design
-    }
+    static func designID(_ design: String) -> String { DocumentTables.designID(design) }
+    static func designName(_ design: String) -> String { DocumentTables.designName(design) }
 
     /// The runner, or CouchDB's `os_process_error` saying what needs one.
     private func requireRunner(_ what: String) throws -> any DesignFunctionRunner {

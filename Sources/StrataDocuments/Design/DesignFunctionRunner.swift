@@ -91,7 +91,7 @@ extension DocumentDatabase {
     /// design or local document).
     package func checkInAdvance(_ document: JSONObject, userContext: JSON?) throws -> CheckedDocument? {
         guard mayNeedCheckInAdvance, let runner = registry.runner, let id = document["_id"]?.stringValue,
-              !id.hasPrefix("_local/"), !id.hasPrefix("_design/") else { return nil }
+              !id.hasPrefix("_local/"), !id.hasPrefix(DocumentTables.designPrefix) else { return nil }
         let tables = self.tables, registry = self.registry
         // Only when there is JavaScript to run are the winner and
         // `_security` read.
@@ -162,7 +162,7 @@ extension DocumentDatabase {
             guard let id = document["_id"]?.stringValue, !id.hasPrefix("_local/") else { return }
             var javaScript: [JSONObject] = []
             var verdict: CheckedDocument?
-            if id.hasPrefix("_design/") {
+            if id.hasPrefix(DocumentTables.designPrefix) {
                 // Validators read before this write may be gone after it.
                 pass.stored = nil
             } else {
@@ -198,7 +198,7 @@ extension DocumentDatabase {
 extension FunctionRegistry {
     /// The stored validators no registered Swift validation replaces.
     func unreplaced(_ designs: [JSONObject]) -> [JSONObject] {
-        designs.filter { get(String(($0["_id"]?.stringValue ?? "").dropFirst("_design/".count)))?.validate == nil }
+        designs.filter { get(DocumentTables.designName($0["_id"]?.stringValue ?? ""))?.validate == nil }
     }
 
     /// The design documents holding a `validate_doc_update`, read inside the
@@ -208,7 +208,7 @@ extension FunctionRegistry {
     func storedValidators(_ db: Database, _ tables: DocumentTables) throws -> StoredValidators {
         let state = try String.fetchOne(db, sql: "SELECT coalesce(max(seq), 0) || ':' || count(*) FROM \(tables.docs) WHERE id >= '_design/' AND id < '_design0'") ?? ""
         if let known = cachedValidators, known.state == state { return known }
-        var options = AllDocumentsOptions(startKey: "_design/", endKey: "_design0", includeDocs: true)
+        var options = AllDocumentsOptions(startKey: DocumentTables.designPrefix, endKey: "_design0", includeDocs: true)
         options.inclusiveEnd = false
         let designs = try tables.allDocuments(db, options).rows
             .compactMap { $0["doc"]?.objectValue }

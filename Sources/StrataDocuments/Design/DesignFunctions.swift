@@ -120,7 +120,7 @@ extension DocumentDatabase {
     /// Registers Swift functions under the design document name `design`
     /// (`"voting"` for `_design/voting`); nil removes them.
     public func register(design: String, _ functions: DesignFunctions?) throws {
-        let name = design.hasPrefix("_design/") ? String(design.dropFirst(8)) : design
+        let name = DocumentTables.designName(design)
         guard !name.isEmpty else { throw DocumentError(.badRequest, "a design needs a name") }
         registry.set(name, functions)
     }

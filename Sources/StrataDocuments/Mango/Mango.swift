@@ -477,7 +477,7 @@ extension DocumentTables {
         var def: JSONObject = ["fields": .array(fields.map(JSON.string))]
         if let p = partialFilterSelector { def["partial_filter_selector"] = p }
         let hash = MD5.hex(Array(JSON.object(def).canonicalText.utf8))
-        let ddocID = ddoc.map { $0.hasPrefix("_design/") ? $0 : "_design/" + $0 } ?? "_design/" + hash
+        let ddocID = DocumentTables.designID(ddoc ?? hash)
         let indexName = name ?? hash
         if let existing = try String.fetchOne(db, sql: "SELECT definition FROM \(indexes) WHERE ddoc = ? AND name = ?", arguments: [ddocID, indexName]) {
             if existing == JSON.object(def).text { return ("exists", ddocID, indexName) }
@@ -532,7 +532,7 @@ extension DocumentTables {
     }
 
     func deleteIndex(_ db: Database, ddoc: String, name: String) throws {
-        let ddocID = ddoc.hasPrefix("_design/") ? ddoc : "_design/" + ddoc
+        let ddocID = DocumentTables.designID(ddoc)
         guard try String.fetchOne(db, sql: "SELECT name FROM \(indexes) WHERE ddoc = ? AND name = ?", arguments: [ddocID, name]) != nil else {
             throw DocumentError(.notFound, "Index not found")
         }
@@ -554,7 +554,7 @@ extension DocumentTables {
         var warning: String?
         let all = try mangoIndexes(db)
         if let wanted = query.useIndex {
-            chosen = all.first { wanted == $0.0.name || wanted == $0.0.ddoc || wanted == "\($0.0.ddoc)/\($0.0.name)" || "_design/" + wanted == $0.0.ddoc || "_design/" + wanted == "\($0.0.ddoc)/\($0.0.name)" }
+            chosen = all.first { wanted == $0.0.name || wanted == $0.0.ddoc || wanted == "\($0.0.ddoc)/\($0.0.name)" || DocumentTables.designPrefix + wanted == $0.0.ddoc || DocumentTables.designPrefix + wanted == "\($0.0.ddoc)/\($0.0.name)" }
             if chosen == nil { warning = "\(wanted) was not used because it does not contain a valid index for this query." }
         }
         if chosen == nil {

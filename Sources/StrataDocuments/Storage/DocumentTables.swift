@@ -141,6 +141,16 @@ struct DocumentTables: Sendable {
     /// The prefix of design documents' ids: the one place it is written.
     static let designPrefix = "_design/"
 
+    /// A design document's id from its name or its id.
+    static func designID(_ design: String) -> String {
+        design.hasPrefix(designPrefix) ? design : designPrefix + design
+    }
+
+    /// A design's name (`voting`) from its id (`_design/voting`) or its name.
+    static func designName(_ design: String) -> String {
+        design.hasPrefix(designPrefix) ? String(design.dropFirst(designPrefix.count)) : design
+    }
+
     static func newID() -> String {
         var g = SystemRandomNumberGenerator()
         return (0..<16).map { _ in UInt8.random(in: 0...255, using: &g) }.hexString
@@ -159,10 +169,10 @@ struct DocumentTables: Sendable {
 
     func checkID(_ id: String) throws {
         if id.isEmpty { throw DocumentError(.illegalDocumentID, "Document id must not be empty") }
-        if id.hasPrefix("_"), !id.hasPrefix("_design/"), !id.hasPrefix("_local/") {
+        if id.hasPrefix("_"), !id.hasPrefix(DocumentTables.designPrefix), !id.hasPrefix("_local/") {
             throw DocumentError(.illegalDocumentID, "Only reserved document ids may start with underscore.")
         }
-        if id == "_design/" || id == "_local/" {
+        if id == DocumentTables.designPrefix || id == "_local/" {
             throw DocumentError(.illegalDocumentID, "Document id must not be empty")
         }
     }
@@ -218,7 +228,7 @@ struct DocumentTables: Sendable {
         }
         try checkID(id)
         if id.hasPrefix("_local/") { return try writeLocal(db, document: document) }
-        if id.hasPrefix("_design/"), document["_deleted"]?.boolValue != true { try DocumentTables.checkDesign(document) }
+        if id.hasPrefix(DocumentTables.designPrefix), document["_deleted"]?.boolValue != true { try DocumentTables.checkDesign(document) }
 
         var body = JSONObject()
         for (key, value) in document {
