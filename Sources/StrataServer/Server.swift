@@ -338,22 +338,14 @@ final class SessionStore: @unchecked Sendable {
 
 /// Runs blocking SQLite work off Swift's cooperative pool.
 func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(with: Result { try body() })
-        }
-    }
+    try await DocumentDatabase.blocking(on: .global(), body)
 }
 
 /// Runs work that waits on a design function's JavaScript on the query
 /// servers' queue (``QueryServers/functionQueue``), so a function that runs
 /// until its time limit never holds a thread other requests need.
 func offloadFunction<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        QueryServers.functionQueue.async {
-            continuation.resume(with: Result { try body() })
-        }
-    }
+    try await DocumentDatabase.blocking(on: QueryServers.functionQueue, body)
 }
 
 /// The `[admins]` section of a CouchDB-style ini file.

@@ -275,9 +275,7 @@ struct LocalPeer: ReplicationPeer {
 
 /// Runs SQLite work on a thread of its own, never on Swift's cooperative pool.
 func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        blockingQueue.async { continuation.resume(with: Result { try work() }) }
-    }
+    try await DocumentDatabase.blocking(on: blockingQueue, work)
 }
 
 private let blockingQueue = DispatchQueue(label: "strata.sync.sqlite", attributes: .concurrent)

@@ -108,8 +108,9 @@ extension DocumentDatabase {
     }
 
     /// Runs blocking work on `queue` and waits for it without holding a
-    /// thread of Swift's cooperative pool.
-    static func blocking<T: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    /// thread of Swift's cooperative pool: the one way the engine, the
+    /// server and the replicator wait on SQLite or JavaScript.
+    package static func blocking<T: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try work() }) }
         }
