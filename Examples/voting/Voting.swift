@@ -190,9 +190,9 @@ struct Vote: AsyncParsableCommand {
 
     /// The device's id, made once and kept in its database.
     func deviceID(_ db: DocumentDatabase) throws -> String {
-        if let known = try? db.localDocument(id: "_local/device"), let id = known["id"]?.stringValue { return id }
+        if let known = try db.localDocument(id: "device"), let id = known["id"]?.stringValue { return id }
         let id = UUID().uuidString.lowercased()
-        try db.putLocal(["_id": "_local/device", "id": .string(id)])
+        try db.putLocal(id: "device", ["id": .string(id)])
         return id
     }
 }
@@ -206,7 +206,7 @@ struct Sync: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors("voting") {
             let device = try openDevice(local)
-            let (push, pull) = try await Replicator.sync(.local(device), .remote(try options.database()))
+            let (push, pull) = try await Replicator.sync(device, try options.database())
             print("sent \(push.documentsWritten), received \(pull.documentsWritten)")
             if push.documentWriteFailures + pull.documentWriteFailures > 0 {
                 throw ValidationError("\(push.documentWriteFailures + pull.documentWriteFailures) documents were refused")
@@ -229,18 +229,15 @@ struct Results: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors("voting") {
             let query = ViewQueryOptions(startKey: question.map { [.string($0)] }, endKey: question.map { [.string($0), .object([:])] }, group: true)
-            let rows: [JSON]
-            let text: (String) async throws -> JSONObject?
+            // The device and the server answer the same calls.
+            let db: any DocumentStore
             if let local {
-                let db = try openDevice(local)
-                rows = try db.view(design: "tally", view: "votes", options: query).rows
-                text = { try? db.document(id: $0) }
+                db = try openDevice(local)
             } else {
                 guard let url = URL(string: server!) else { throw ValidationError("--server: not a URL") }
-                let db = try CouchClient(url: url).database("voting")
-                rows = try await db.view(design: "tally", view: "votes", options: query).rows
-                text = { try? await db.document(id: $0) }
+                db = try CouchClient(url: url).database("voting")
             }
+            let rows = try await db.view(design: "tally", view: "votes", options: query).rows
             var counts: [String: [Int: Int]] = [:]
             for row in rows {
                 guard let key = row["key"]?.arrayValue, key.count == 2, let id = key[0].stringValue,
@@ -249,7 +246,7 @@ struct Results: AsyncParsableCommand {
             }
             if counts.isEmpty { print("no votes yet") }
             for id in counts.keys.sorted() {
-                let document = try await text(id)
+                let document = try? await db.document(id: id)
                 print("\(document?["question"]?.stringValue ?? id) [\(id)]")
                 let answers = document?["answers"]?.arrayValue ?? []
                 for i in Set(counts[id]!.keys).union(answers.indices).sorted() {

@@ -72,7 +72,7 @@ struct ReplicateCommand: AsyncParsableCommand {
                     throw ValidationError("--selector: \(error)")
                 }
             }
-            let replicator = Replicator(source: try ReplicationEndpoint.parse(source), target: try ReplicationEndpoint.parse(target), options: options)
+            let replicator = Replicator(source: try openDocumentStore(source), target: try openDocumentStore(target), options: options)
             let terminal = standardErrorIsTerminal
             let continuous = self.continuous
             let done = try await replicator.run { progress in
@@ -86,7 +86,7 @@ struct ReplicateCommand: AsyncParsableCommand {
             }
             if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
             print("replicated: \(done.documentsWritten) written, \(done.documentWriteFailures) refused by the target, "
-                  + "\(done.revisionsChecked) revisions checked; last source sequence \(done.lastSequence.stringValue ?? done.lastSequence.text)")
+                  + "\(done.revisionsChecked) revisions checked; last source sequence \(done.lastSequence)")
             if done.documentWriteFailures > 0 { throw ExitCode.failure }
         }
     }

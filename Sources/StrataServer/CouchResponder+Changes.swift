@@ -10,9 +10,9 @@ extension CouchResponder {
         var options = ChangesOptions()
         if let since = r.query["since"] {
             if since == "now" {
-                options.since = -1
+                options.since = .now
             } else if let n = Int(since.prefix { $0.isNumber }) {
-                options.since = n
+                options.since = ChangeSequence(n)
             } else {
                 throw DocumentError(.badRequest, "Malformed sequence supplied in 'since' parameter.")
             }
@@ -94,7 +94,7 @@ extension CouchResponder {
             options.includeDocs = true
             options.limit = nil
         }
-        if options.since < 0 { options.since = try await offload { try db.updateSequence() } }
+        if options.since == .now { options.since = try await offload { try db.updateSequence() } }
         let feed = r.query["feed"] ?? "normal"
         let timeout = Duration.milliseconds(try r.int("timeout") ?? 60_000)
         // `heartbeat=true` (aiocouch sends it) means CouchDB's default, 60 s.
@@ -111,7 +111,7 @@ extension CouchResponder {
             if let filter { now = try await filtered(now, filter, limit: limit) }
             if !now.results.isEmpty { return changesAnswer(now) }
             // Wait for the next change, or the timeout.
-            options.since = max(options.since, now.lastSeq)
+            options.since = ChangeSequence(max(options.since.count, now.lastSeq.count))
             let first = try await firstChange(db, options, within: timeout, filter: filter)
             var result = ChangesResult(results: first.map { [$0] } ?? [], lastSeq: first?.seq ?? now.lastSeq, pending: 0)
             if first == nil { result.lastSeq = now.lastSeq }
@@ -143,7 +143,7 @@ extension CouchResponder {
                 var done = false
                 let backlog = try await offload { try db.changes(start) }
                 for change in backlog.results where !done { done = try await send(change) }
-                last = max(last, backlog.lastSeq)
+                last = ChangeSequence(max(last.count, backlog.lastSeq.count))
                 if !done {
                     var live = start
                     live.since = last
@@ -160,7 +160,7 @@ extension CouchResponder {
                     }
                 }
                 if !eventSource {
-                    try await writer.write(ByteBuffer(string: JSON.object(["last_seq": .string(String(last)), "pending": .int(0)]).text + "\n"))
+                    try await writer.write(ByteBuffer(string: JSON.object(["last_seq": last.json, "pending": .int(0)]).text + "\n"))
                 }
                 try await writer.finish(nil)
             }
@@ -176,7 +176,7 @@ extension CouchResponder {
     func changesAnswer(_ result: ChangesResult) -> HTTPAnswer {
         var text = "{\"results\":[\n"
         text += result.results.map(\.json.text).joined(separator: ",\n")
-        text += "\n],\n\"last_seq\":" + JSON.string(String(result.lastSeq)).text + ",\"pending\":\(result.pending)}\n"
+        text += "\n],\n\"last_seq\":" + result.lastSeq.json.text + ",\"pending\":\(result.pending ?? 0)}\n"
         return HTTPAnswer(status: .ok, json: nil, raw: ("application/json", Data(text.utf8)))
     }
 

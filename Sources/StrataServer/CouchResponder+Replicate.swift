@@ -97,7 +97,7 @@ final class ReplicationJobs: @unchecked Sendable {
             "updated_on": .int(Int(Date().timeIntervalSince1970)),
         ]
         for (name, value) in stats(progress) { o[name] = value }
-        o["source_seq"] = progress.lastSequence
+        o["source_seq"] = progress.lastSequence.json
         if let error { o["last_error"] = .string(error) }
         return o
     }
@@ -110,7 +110,7 @@ final class ReplicationJobs: @unchecked Sendable {
             "doc_write_failures": .int(progress.documentWriteFailures),
             "missing_revisions_found": .int(progress.revisionsMissing),
             "revisions_checked": .int(progress.revisionsChecked),
-            "checkpointed_source_seq": progress.lastSequence, "through_seq": progress.lastSequence,
+            "checkpointed_source_seq": progress.lastSequence.json, "through_seq": progress.lastSequence.json,
             "changes_pending": progress.pending.map(JSON.int) ?? .null,
         ]
     }
@@ -120,7 +120,7 @@ final class ReplicationJobs: @unchecked Sendable {
                     progress: ReplicationProgress, error: String?) -> JSONObject {
         let start = ReplicatorDatabase.timestamp(started)
         var info = stats(progress)
-        info["source_seq"] = progress.lastSequence
+        info["source_seq"] = progress.lastSequence.json
         var history: [JSON] = [.object(["timestamp": .string(start), "type": "started"])]
         if let error { history.insert(.object(["timestamp": .string(ReplicatorDatabase.timestamp(Date())), "type": "crashed", "reason": .string(error)]), at: 0) }
         return [
@@ -158,7 +158,7 @@ extension CouchResponder {
         let replicator = Replicator(source: source, target: target, options: options)
         if options.continuous {
             var local: Set<String> = []
-            for case .local(let db) in [source, target] { local.insert(server.registry.name(of: db) ?? "") }
+            for case let db as DocumentDatabase in [source, target] { local.insert(server.registry.name(of: db) ?? "") }
             _ = server.replications.start(id: id, source: ReplicationRequest.shown(sourceSpec), target: ReplicationRequest.shown(targetSpec),
                                           localDatabases: local, replicator)
             return HTTPAnswer(status: .accepted, json: .object(["ok": true, "_local_id": .string(id)]))
@@ -173,7 +173,7 @@ extension CouchResponder {
             // CouchDB's own names: 404 db_not_found, 500 replication_failed.
             throw DocumentError(status: name == "db_not_found" ? 404 : DocumentError.Kind(rawValue: name)?.status ?? 500, error: name, reason: error.reason)
         }
-        let seq = progress.lastSequence
+        let seq = progress.lastSequence.json
         let history: JSON = .object([
             "session_id": .string(UUID().uuidString.lowercased()),
             "start_time": .string(started.description), "end_time": .string(Date().description),
@@ -277,7 +277,7 @@ struct ReplicationRequest {
 extension CouchServer {
     /// A side of a replication: a local database's name, a URL, or
     /// `{"url", "headers": {"Authorization"}}` / `{"url", "auth": {"basic": {…}}}`.
-    func endpoint(_ spec: JSON, create: Bool) throws -> ReplicationEndpoint {
+    func endpoint(_ spec: JSON, create: Bool) throws -> any DocumentStore {
         var text = spec.stringValue
         var authentication = RemoteAuthentication.none
         if let object = spec.objectValue {
@@ -294,7 +294,7 @@ extension CouchServer {
         if text.lowercased().hasPrefix("http://") || text.lowercased().hasPrefix("https://") {
             guard let url = URL(string: text), url.pathComponents.count >= 2 else { throw DocumentError(.badRequest, "Invalid URL: \(text)") }
             do {
-                return .remote(try CouchClient(url: url.deletingLastPathComponent(), authentication: authentication).database(url.lastPathComponent))
+                return (try CouchClient(url: url.deletingLastPathComponent(), authentication: authentication).database(url.lastPathComponent))
             } catch {
                 throw DocumentError(.badRequest, "Invalid URL: \(text)")
             }
@@ -303,6 +303,6 @@ extension CouchServer {
             guard create else { throw DocumentError(.notFound, "Database does not exist: \(text)") }
             try registry.create(text)
         }
-        return .local(try registry.database(text))
+        return try registry.database(text)
     }
 }

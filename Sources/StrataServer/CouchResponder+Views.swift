@@ -109,12 +109,13 @@ extension CouchResponder {
     func designInfo(_ db: DocumentDatabase, _ r: CouchRequest, design: String) async throws -> HTTPAnswer {
         guard r.method == .get || r.method == .head else { return methodNotAllowed("GET") }
         let group = try await viewGroup(db, design: design)
-        let (info, seq) = try await offload { (try db.viewGroupInfo(design: design), try db.updateSequence()) }
+        let (info, seq) = try await offload { (try db.viewGroupInfo(design: design), try db.updateCount()) }
         let current = info?.signature == group.signature ? info : nil
+        let pending = seq - (current?.updateSequence ?? 0)
         return HTTPAnswer(status: .ok, json: .object([
             "name": .string(String(design.dropFirst("_design/".count))),
             "view_index": .object([
-                "updates_pending": .object(["minimum": .int(seq - (current?.updateSequence ?? 0)), "preferred": .int(seq - (current?.updateSequence ?? 0)), "total": .int(seq - (current?.updateSequence ?? 0))]),
+                "updates_pending": .object(["minimum": .int(pending), "preferred": .int(pending), "total": .int(pending)]),
                 "waiting_commit": .bool(false),
                 "waiting_clients": .int(0),
                 "updater_running": .bool(false),

@@ -575,19 +575,10 @@ struct CouchResponder: HTTPResponder {
 
     func info(_ name: String, _ db: DocumentDatabase) async throws -> JSON {
         let (info, start) = try await offload { (try db.info(), try db.metadata("instance_start_time")?.stringValue ?? "0") }
-        return .object([
-            "db_name": .string(name),
-            "purge_seq": .string("0"),
-            "update_seq": .string(String(info.updateSequence)),
-            "sizes": .object(["file": .int(info.fileSize), "external": .int(info.activeSize), "active": .int(info.activeSize)]),
-            "props": .object([:]),
-            "doc_del_count": .int(info.deletedDocumentCount),
-            "doc_count": .int(info.documentCount),
-            "disk_format_version": .int(8),
-            "compact_running": .bool(false),
-            "cluster": .object(["q": .int(1), "n": .int(1), "w": .int(1), "r": .int(1)]),
-            "instance_start_time": .string(start),
-        ])
+        var object = info.json
+        object["db_name"] = .string(name)
+        object["instance_start_time"] = .string(start)
+        return .object(object)
     }
 
     // MARK: documents
@@ -744,7 +735,8 @@ struct CouchResponder: HTTPResponder {
     func localDocument(_ db: DocumentDatabase, _ r: CouchRequest, id: String) async throws -> HTTPAnswer {
         switch r.method {
         case .get, .head:
-            return HTTPAnswer(status: .ok, json: .object(try await offload { try db.localDocument(id: id) }))
+            guard let document = try await offload({ try db.localDocument(id: id) }) else { throw DocumentError.missing }
+            return HTTPAnswer(status: .ok, json: .object(document))
         case .put:
             var doc = try r.object()
             doc["_id"] = .string(id)
@@ -829,97 +821,52 @@ struct CouchResponder: HTTPResponder {
         // the function (Swift or the stored JavaScript), validates what it
         // answers and refuses a design document from a non-admin.
         let outcome = try await db.runUpdate(design: design, function: function, id: docID, request: request, userContext: userContext(r))
-        var headers: HTTPFields = [:]
-        if let written = outcome.written {
-            headers[HTTPField.Name("X-Couch-Id")!] = written.id
-            headers[HTTPField.Name("X-Couch-Update-NewRev")!] = written.rev
-        }
-        return try updateResponse(outcome.response, status: outcome.written == nil ? 200 : 201, headers: headers)
+        return try httpAnswer(UpdateHandlerAnswer(rendering: outcome.response, written: outcome.written))
     }
 
-    /// CouchDB's request object for design-document functions.
+    /// CouchDB's request object for design-document functions, made by
+    /// the engine from the request as received.
     func updateRequest(_ db: DocumentDatabase, _ r: CouchRequest, docID: String?) async throws -> JSON {
         let name = r.segments.first ?? ""
-        let info = try await info(name, db)
-        var headers = JSONObject()
-        for field in r.headers { headers[field.name.rawName] = .string(field.value) }
-        var query = JSONObject()
-        for (key, value) in r.query.sorted(by: { $0.key < $1.key }) { query[key] = .string(value) }
-        let body = String(decoding: r.body, as: UTF8.self)
-        var form = JSONObject()
-        if r.headers[.contentType]?.hasPrefix("application/x-www-form-urlencoded") == true {
-            for pair in body.split(separator: "&") {
-                let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
-                form[kv[0]] = .string(kv.count > 1 ? kv[1] : "")
-            }
-        }
-        var cookie = JSONObject()
-        for part in (r.headers[.cookie] ?? "").split(separator: ";") {
-            let kv = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if kv.count == 2 { cookie[kv[0]] = .string(kv[1]) }
-        }
-        let security = try await offload { try db.metadata("_security") ?? .object([:]) }
-        var userContext = r.user.json.objectValue ?? JSONObject()
-        userContext["db"] = .string(name)
-        let path = JSON.array(r.segments.map(JSON.string))
-        return .object([
-            "info": info,
-            "id": docID.map(JSON.string) ?? .null,
-            "uuid": .string(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()),
-            "method": .string(r.method.rawValue),
-            "requested_path": path,
-            "path": path,
-            "raw_path": .string(r.rawPath + (r.rawQuery.isEmpty ? "" : "?" + r.rawQuery)),
-            "query": .object(query),
-            "headers": .object(headers),
-            "body": .string(r.body.isEmpty ? "undefined" : body),
-            "peer": r.peer.map(JSON.string) ?? .null,
-            "form": .object(form),
-            "cookie": .object(cookie),
-            "userCtx": .object(userContext),
-            "secObj": security,
-        ])
+        var headers: [String: String] = [:]
+        for field in r.headers { headers[field.name.rawName] = field.value }
+        var request = UpdateRequest(method: r.method.rawValue, body: Data(r.body), contentType: r.headers[.contentType] ?? "",
+                                    query: r.query, headers: headers)
+        request.peer = r.peer
+        request.path = r.segments
+        request.rawPath = r.rawPath + (r.rawQuery.isEmpty ? "" : "?" + r.rawQuery)
+        let info = try await info(name, db).objectValue
+        return try await db.requestObject(request, database: name, design: "", function: "", id: docID, info: info, userContext: r.user.json)
     }
 
-    /// The function's response: a string, or `{code, headers, json|body|base64}`.
+    /// The function's response (a string, or `{code, headers,
+    /// json|body|base64}`), rendered by the engine, as HTTP.
     func updateResponse(_ response: JSON, status: Int, headers: HTTPFields) throws -> HTTPAnswer {
+        var answer = try UpdateHandlerAnswer(rendering: response, written: nil)
+        if response.objectValue?["code"] == nil || response.objectValue?["code"] == .null { answer.status = status }
+        return try httpAnswer(answer, headers: headers)
+    }
+
+    /// An update function's answer as HTTP. Everything the function
+    /// answers is untrusted: a header HTTP cannot carry is the function's
+    /// error, never the server's trap.
+    func httpAnswer(_ answer: UpdateHandlerAnswer, headers: HTTPFields = [:]) throws -> HTTPAnswer {
         var headers = headers
-        var status = status
-        guard let object = response.objectValue else {
-            return HTTPAnswer(status: .init(code: status), json: nil, headers: headers, raw: ("text/html; charset=utf-8", Data((response.stringValue ?? "").utf8)))
-        }
-        // Everything the function answers is untrusted: a status or header
-        // HTTP cannot carry is the function's error, never the server's trap.
-        if let code = object["code"], code != .null {
-            guard let number = code.intValue, (100...599).contains(number) else {
-                throw DocumentError(status: 500, error: "render_error",
-                                    reason: "the function's response has an invalid HTTP status \(code.text): it must be an integer from 100 to 599")
-            }
-            status = number
-        }
-        var contentType: String?
-        for (name, value) in object["headers"]?.objectValue ?? JSONObject() {
-            guard let text = value.stringValue else { continue }
+        if let id = answer.documentID { headers[HTTPField.Name("X-Couch-Id")!] = id }
+        if let rev = answer.newRevision { headers[HTTPField.Name("X-Couch-Update-NewRev")!] = rev }
+        for (name, value) in answer.headers.sorted(by: { $0.key < $1.key }) {
             guard let field = HTTPField.Name(name) else {
                 throw DocumentError(status: 500, error: "render_error", reason: "the function's response has an invalid header name \(JSON.string(name).text)")
             }
-            guard HTTPAnswer.isValidFieldValue(text) else {
+            guard HTTPAnswer.isValidFieldValue(value) else {
                 throw DocumentError(status: 500, error: "render_error", reason: "the function's response has an invalid value for header \(name): control characters are not allowed")
             }
-            if field == .contentType { contentType = text } else { headers[field] = text }
+            headers[field] = value
         }
-        let data: Data
-        if let json = object["json"] {
-            data = Data(json.text.utf8)
-            contentType = contentType ?? "application/json"
-        } else if let base64 = object["base64"]?.stringValue {
-            data = Data(base64Encoded: base64) ?? Data()
-            contentType = contentType ?? "application/binary"
-        } else {
-            data = Data((object["body"]?.stringValue ?? "").utf8)
-            contentType = contentType ?? "text/html; charset=utf-8"
+        guard HTTPAnswer.isValidFieldValue(answer.contentType) else {
+            throw DocumentError(status: 500, error: "render_error", reason: "the function's response has an invalid value for header Content-Type: control characters are not allowed")
         }
-        return HTTPAnswer(status: .init(code: status), json: nil, headers: headers, raw: (contentType!, data))
+        return HTTPAnswer(status: .init(code: answer.status), json: nil, headers: headers, raw: (answer.contentType, answer.body))
     }
 
     // MARK: bulk and listing
@@ -955,7 +902,7 @@ struct CouchResponder: HTTPResponder {
         let final = options
         let (result, seq) = try await offload { (try db.allDocuments(final), try db.updateSequence()) }
         var o: JSONObject = ["total_rows": .int(result.totalRows), "offset": result.offset.map(JSON.int) ?? .null, "rows": .array(result.rows)]
-        if r.flag("update_seq") { o["update_seq"] = .string(String(seq)) }
+        if r.flag("update_seq") { o["update_seq"] = seq.json }
         return HTTPAnswer(status: .ok, json: .object(o))
     }
 

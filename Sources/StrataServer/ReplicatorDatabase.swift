@@ -109,7 +109,7 @@ final class ReplicatorDatabase: @unchecked Sendable {
     /// them is not the end: the follower starts again from where it was
     /// (after a pause), until it is cancelled or the database is gone.
     private func follow(_ server: CouchServer) async {
-        var since = 0
+        var since = ChangeSequence.start
         var pause = Duration.milliseconds(100)
         while !Task.isCancelled {
             guard server.registry.exists(Self.name), let db = try? server.registry.database(Self.name) else { return }

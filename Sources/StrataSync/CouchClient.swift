@@ -143,10 +143,11 @@ public final class CouchClient: Sendable {
     /// when no answer came.
     func sendRaw(_ method: String, _ segments: [String], query: [(String, String)] = [], body: Data? = nil,
                  contentType: String = "application/json", accept: String = "application/json",
-                 timeout: TimeInterval? = nil) async throws -> Answer {
+                 timeout: TimeInterval? = nil, headers: [String: String] = [:]) async throws -> Answer {
         var request = URLRequest(url: url(segments, query: query))
         request.httpMethod = method
         if let timeout { request.timeoutInterval = timeout }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.setValue(accept, forHTTPHeaderField: "Accept")
         if let body {
             request.httpBody = body
@@ -234,8 +235,9 @@ public final class CouchClient: Sendable {
     /// CouchDB's `error` and `reason`.
     func send(_ method: String, _ segments: [String], query: [(String, String)] = [], body: Data? = nil,
               contentType: String = "application/json", accept: String = "application/json",
-              timeout: TimeInterval? = nil) async throws -> Answer {
-        let answer = try await sendRaw(method, segments, query: query, body: body, contentType: contentType, accept: accept, timeout: timeout)
+              timeout: TimeInterval? = nil, headers: [String: String] = [:]) async throws -> Answer {
+        let answer = try await sendRaw(method, segments, query: query, body: body, contentType: contentType, accept: accept,
+                                       timeout: timeout, headers: headers)
         guard answer.status < 400 else { throw Self.error(answer) }
         return answer
     }

@@ -15,11 +15,14 @@ import StrataDocuments
 /// let saved = try await votes.put(["_id": "q1", "question": "Tabs or spaces?"])
 /// let question = try await votes.document(id: "q1")
 /// ```
-public struct RemoteDatabase: Sendable {
+public struct RemoteDatabase: DocumentStore {
     /// The server.
     public let client: CouchClient
     /// The database name.
     public let name: String
+
+    /// Whether `_bulk_get` answered (see ``openRevisions(_:options:)``).
+    let bulkGetWorks = Box(true)
 
     /// The database's URL, without credentials.
     public var url: URL { client.url([name]) }
@@ -34,9 +37,17 @@ public struct RemoteDatabase: Sendable {
 
     // MARK: - The database
 
-    /// `GET /{db}`: `doc_count`, `update_seq`, `instance_start_time`…
-    public func info() async throws -> JSONObject {
-        try await client.json("GET", [name])
+    /// `GET /{db}`: `doc_count`, `update_seq`, sizes.
+    public func info() async throws -> DocumentDatabaseInfo {
+        DocumentDatabaseInfo(json: try await client.json("GET", [name]))
+    }
+
+    public var location: String { url.absoluteString }
+
+    /// The server's uuid and the database's URL.
+    public func identity() async throws -> String {
+        let uuid = try await client.serverInfo()["uuid"]?.stringValue ?? ""
+        return "\(uuid)|\(url.absoluteString)"
     }
 
     /// Whether the database exists.
@@ -63,11 +74,9 @@ public struct RemoteDatabase: Sendable {
         _ = try await client.send("DELETE", [name])
     }
 
-    /// `POST /{db}/_ensure_full_commit`; answers `instance_start_time`.
-    @discardableResult
-    public func ensureFullCommit() async throws -> String? {
-        let object = try await client.json("POST", [name, "_ensure_full_commit"], body: .object([:]))
-        return object["instance_start_time"]?.stringValue
+    /// `POST /{db}/_ensure_full_commit`.
+    public func ensureFullCommit() async throws {
+        _ = try await client.json("POST", [name, "_ensure_full_commit"], body: .object([:]))
     }
 
     // MARK: - Documents
@@ -77,11 +86,6 @@ public struct RemoteDatabase: Sendable {
         try await client.json("GET", segments(id), query: Self.query(options))
     }
 
-    /// The document `id` decoded as `T`.
-    public func document<T: Decodable>(_ type: T.Type, id: String, options: DocumentReadOptions = DocumentReadOptions()) async throws -> T {
-        let answer = try await client.send("GET", segments(id), query: Self.query(options))
-        return try JSONDecoder().decode(T.self, from: answer.body)
-    }
 
     /// `GET /{db}/{id}?open_revs=…`: the given revisions (nil: every leaf),
     /// each with its body or as missing.
@@ -114,12 +118,6 @@ public struct RemoteDatabase: Sendable {
         return try Self.writeResult(CouchClient.object(answer.body), id: document["_id"]?.stringValue)
     }
 
-    /// Saves a Codable value as a document (its `_id` and `_rev` members
-    /// are the document's; a nil `_rev` is left out).
-    @discardableResult
-    public func put<T: Encodable>(_ value: T) async throws -> DocumentWriteResult {
-        try await put(Self.object(value))
-    }
 
     /// `DELETE /{db}/{id}?rev=…`: a deletion revision.
     @discardableResult
@@ -196,6 +194,35 @@ public struct RemoteDatabase: Sendable {
         }
     }
 
+    /// Many documents' revisions in as few requests as the server allows:
+    /// one `_bulk_get` when every request names its revisions and the
+    /// server has `_bulk_get` (a 400, 404, 405 or 501 turns it off for
+    /// this value, as PouchDB does), else one `open_revs` GET per document
+    /// (`revisions == nil`: every leaf).
+    public func openRevisions(_ requests: [(id: String, revisions: [String]?)],
+                              options: DocumentReadOptions = DocumentReadOptions()) async throws -> [Result<[OpenRevision], DocumentError>] {
+        if !requests.isEmpty, bulkGetWorks.value, requests.allSatisfy({ $0.revisions != nil }) {
+            do {
+                let flat = requests.flatMap { request in request.revisions!.map { (id: request.id, rev: Optional($0)) } }
+                let answered = try await bulkGet(flat, revs: options.revs, latest: options.latest, attachments: options.attachments)
+                var byID: [String: [OpenRevision]] = [:]
+                for (id, docs) in answered { byID[id, default: []] += docs }
+                return requests.map { .success(byID[$0.id] ?? []) }
+            } catch let error as RemoteError where [400, 404, 405, 501].contains(error.status) {
+                bulkGetWorks.value = false
+            }
+        }
+        var results: [Result<[OpenRevision], DocumentError>] = []
+        for request in requests {
+            do {
+                results.append(.success(try await openRevisions(id: request.id, revisions: request.revisions, options: options)))
+            } catch let error as RemoteError where error.status == 404 {
+                results.append(.failure(error))
+            }
+        }
+        return results
+    }
+
     /// `POST /{db}/_revs_diff`: of the given revisions by id, those this
     /// database lacks, with the leaves they could descend from.
     public func revisionsDiff(_ request: [String: [String]]) async throws -> [String: (missing: [String], possibleAncestors: [String])] {
@@ -218,10 +245,6 @@ public struct RemoteDatabase: Sendable {
                           executionStats: object["execution_stats"])
     }
 
-    /// The documents a Mango query finds, decoded as `T`.
-    public func find<T: Decodable>(_ type: T.Type, _ query: FindQuery) async throws -> [T] {
-        try await find(query).docs.map { try JSONDecoder().decode(T.self, from: Data(JSON.object($0).text.utf8)) }
-    }
 
     /// `POST /{db}/_index`: a Mango index on `fields`.
     @discardableResult
@@ -263,16 +286,20 @@ public struct RemoteDatabase: Sendable {
                           updateSequence: object["update_seq"].flatMap { $0.intValue ?? $0.stringValue.flatMap(Self.sequenceNumber) })
     }
 
-    /// `POST /{db}/_design/{design}/_update/{function}[/{id}]`: runs an
-    /// update handler with `body` as the request body.
-    public func update(design: String, function: String, id: String? = nil, body: Data = Data(),
-                       contentType: String = "application/json") async throws -> UpdateHandlerAnswer {
+    /// `POST|PUT /{db}/_design/{design}/_update/{function}[/{id}]`: runs
+    /// an update handler on the server with `request`'s body, type,
+    /// query and headers.
+    public func update(design: String, function: String, id: String?, request: UpdateRequest) async throws -> UpdateHandlerAnswer {
         var path = [name, "_design", design, "_update", function]
         if let id { path.append(id) }
-        let answer = try await client.send("POST", path, body: body, contentType: contentType, accept: "*/*")
-        return UpdateHandlerAnswer(status: answer.status, body: answer.body,
-                                   documentID: answer.headers["x-couch-id"],
-                                   newRevision: answer.headers["x-couch-update-newrev"])
+        let answer = try await client.send(request.method, path, query: request.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+                                           body: request.body, contentType: request.contentType, accept: "*/*", headers: request.headers)
+        var headers = answer.headers
+        let contentType = headers.removeValue(forKey: "content-type") ?? "application/octet-stream"
+        let documentID = headers.removeValue(forKey: "x-couch-id")
+        let newRevision = headers.removeValue(forKey: "x-couch-update-newrev")
+        return UpdateHandlerAnswer(status: answer.status, body: answer.body, contentType: contentType, headers: headers,
+                                   documentID: documentID, newRevision: newRevision)
     }
 
     // MARK: - Attachments
@@ -314,8 +341,10 @@ public struct RemoteDatabase: Sendable {
 
     /// `PUT /{db}/_local/{id}`: a document that is never replicated (`id`
     /// with its prefix or without).
-    public func putLocal(id: String, _ document: JSONObject) async throws {
-        _ = try await client.send("PUT", [name, "_local", Self.localName(id)], body: Data(JSON.object(document).text.utf8))
+    @discardableResult
+    public func putLocal(id: String, _ document: JSONObject) async throws -> DocumentWriteResult {
+        let answer = try await client.send("PUT", [name, "_local", Self.localName(id)], body: Data(JSON.object(document).text.utf8))
+        return try Self.writeResult(CouchClient.object(answer.body), id: "_local/" + Self.localName(id))
     }
 
     /// `DELETE /{db}/_local/{id}` (`id` with its prefix or without).
@@ -390,20 +419,4 @@ public struct RemoteDatabase: Sendable {
     static func sequenceNumber(_ text: String) -> Int? {
         Int(text.prefix { $0.isNumber })
     }
-}
-
-/// What an update handler answered.
-public struct UpdateHandlerAnswer: Sendable, Equatable {
-    /// 201 when the handler saved a document, 200 when not (or the
-    /// handler's own `code`).
-    public var status: Int
-    /// The handler's response body.
-    public var body: Data
-    /// `X-Couch-Id`: the document saved.
-    public var documentID: String?
-    /// `X-Couch-Update-NewRev`: its new revision.
-    public var newRevision: String?
-
-    /// The body as text.
-    public var text: String { String(decoding: body, as: UTF8.self) }
 }

@@ -48,7 +48,7 @@ public struct ReplicationProgress: Sendable, Equatable {
     /// Changes still waiting at the source after the last batch, when it says.
     public var pending: Int?
     /// The source sequence everything up to which is on the target.
-    public var lastSequence: JSON = .int(0)
+    public var lastSequence = ChangeSequence.start
     /// True once a continuous replication has caught up (and after a one-shot one ends).
     public var caughtUp = false
 
@@ -77,7 +77,7 @@ public struct ReplicationError: Error, CustomStringConvertible, Sendable {
 /// let device = try DocumentDatabase(path: "votes.sqlite")
 /// let server = try CouchClient(url: URL(string: "http://127.0.0.1:5984")!,
 ///                              authentication: .basic(name: "admin", password: "secret"))
-/// let push = Replicator(source: .local(device), target: .remote(server.database("voting")))
+/// let push = Replicator(source: device, target: server.database("voting"))
 /// let progress = try await push.run()
 /// print(progress.documentsWritten)
 /// ```
@@ -87,20 +87,23 @@ public struct ReplicationError: Error, CustomStringConvertible, Sendable {
 /// on its own threads, and the local store is a WAL pool, so its readers
 /// never wait for a replication.
 public struct Replicator: Sendable {
-    public let source: ReplicationEndpoint
-    public let target: ReplicationEndpoint
+    /// Where the revisions come from: a `DocumentDatabase` in this
+    /// process, a `RemoteDatabase` on a server, any `DocumentStore`.
+    public let source: any DocumentStore
+    /// Where they go.
+    public let target: any DocumentStore
     public let options: ReplicationOptions
 
-    /// The two sides as the replication talks to them: the endpoints'
-    /// peers, or stand-ins a test puts in their place.
+    /// The two sides as the replication talks to them: the stores, or
+    /// stand-ins a test puts in their place.
     let sourcePeer: any ReplicationPeer
     let targetPeer: any ReplicationPeer
 
-    public init(source: ReplicationEndpoint, target: ReplicationEndpoint, options: ReplicationOptions = ReplicationOptions()) {
-        self.init(source: source, target: target, options: options, sourcePeer: source.peer, targetPeer: target.peer)
+    public init(source: any DocumentStore, target: any DocumentStore, options: ReplicationOptions = ReplicationOptions()) {
+        self.init(source: source, target: target, options: options, sourcePeer: StorePeer(store: source), targetPeer: StorePeer(store: target))
     }
 
-    init(source: ReplicationEndpoint, target: ReplicationEndpoint, options: ReplicationOptions,
+    init(source: any DocumentStore, target: any DocumentStore, options: ReplicationOptions,
          sourcePeer: any ReplicationPeer, targetPeer: any ReplicationPeer) {
         self.source = source
         self.target = target
@@ -119,14 +122,14 @@ public struct Replicator: Sendable {
         let target = targetPeer
         if try await !attempt("open the target", { try await target.exists() }) {
             guard options.createTarget else {
-                throw ReplicationError(reason: "the target \(self.target.label) does not exist (create it, or ask for it to be created: createTarget, --create-target)",
-                                       underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(self.target.label)"))
+                throw ReplicationError(reason: "the target \(self.target.location) does not exist (create it, or ask for it to be created: createTarget, --create-target)",
+                                       underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(self.target.location)"))
             }
             try await attempt("create the target") { try await target.create() }
         }
         guard try await attempt("open the source", { try await source.exists() }) else {
-            throw ReplicationError(reason: "the source \(self.source.label) does not exist",
-                                   underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(self.source.label)"))
+            throw ReplicationError(reason: "the source \(self.source.location) does not exist",
+                                   underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(self.source.location)"))
         }
         let replicationID = try await self.replicationID(source, target)
         let checkpoints = try await attempt("read the checkpoints") {
@@ -145,9 +148,9 @@ public struct Replicator: Sendable {
                 "session_id": .string(session),
                 "start_time": .string(Self.httpDate(started)),
                 "end_time": .string(Self.httpDate(Date())),
-                "start_last_seq": startSequence,
-                "end_last_seq": progress.lastSequence,
-                "recorded_seq": progress.lastSequence,
+                "start_last_seq": startSequence.json,
+                "end_last_seq": progress.lastSequence.json,
+                "recorded_seq": progress.lastSequence.json,
                 "missing_checked": .int(progress.revisionsChecked),
                 "missing_found": .int(progress.revisionsMissing),
                 "docs_read": .int(progress.documentsRead),
@@ -160,7 +163,7 @@ public struct Replicator: Sendable {
             if history.count > 50 { history.removeLast(history.count - 50) }
             let checkpoint: JSONObject = [
                 "session_id": .string(session),
-                "source_last_seq": progress.lastSequence,
+                "source_last_seq": progress.lastSequence.json,
                 "replication_id_version": .int(1),
                 "replicator": .string("strata"),
                 "history": .array(history),
@@ -236,7 +239,7 @@ public struct Replicator: Sendable {
 
     /// A page of the source's changes with the revisions the target lacks.
     private struct Batch: Sendable {
-        var page: RemoteChangesResult
+        var page: ChangesResult
         /// Revisions asked about.
         var checked: Int
         /// The missing revisions, read from the source.
@@ -245,7 +248,7 @@ public struct Replicator: Sendable {
 
     /// Reads a page of changes, asks the target what it lacks and reads that
     /// from the source.
-    private func fetch(since: JSON, wait: Duration?, from source: any ReplicationPeer, to target: any ReplicationPeer) async throws -> Batch {
+    private func fetch(since: ChangeSequence, wait: Duration?, from source: any ReplicationPeer, to target: any ReplicationPeer) async throws -> Batch {
         let page = try await attempt(wait == nil ? "read the source's changes" : "wait for the source's changes") {
             try await source.changes(since: since, limit: options.batchSize, filter: options.filter, wait: wait)
         }
@@ -291,18 +294,18 @@ public struct Replicator: Sendable {
 
     /// Where to start, from the two checkpoints: the last sequence both
     /// recorded in the same session, as CouchDB compares histories.
-    static func startSequence(source: JSONObject?, target: JSONObject?) -> JSON {
-        guard let source, let target else { return .int(0) }
+    static func startSequence(source: JSONObject?, target: JSONObject?) -> ChangeSequence {
+        guard let source, let target else { return .start }
         if let session = source["session_id"], session == target["session_id"], let seq = source["source_last_seq"] {
-            return seq
+            return ChangeSequence(seq)
         }
         let targetSessions = Set((target["history"]?.arrayValue ?? []).compactMap { $0["session_id"]?.stringValue })
         for entry in source["history"]?.arrayValue ?? [] {
             if let session = entry["session_id"]?.stringValue, targetSessions.contains(session), let seq = entry["recorded_seq"] {
-                return seq
+                return ChangeSequence(seq)
             }
         }
-        return .int(0)
+        return .start
     }
 
     static func httpDate(_ date: Date) -> String {
@@ -319,15 +322,15 @@ extension Replicator {
     /// `a`, each with its own checkpoints. Returns the two progresses
     /// (push, pull) when both end; the first failure cancels the other.
     @discardableResult
-    public static func sync(_ a: ReplicationEndpoint, _ b: ReplicationEndpoint, options: ReplicationOptions = ReplicationOptions(),
+    public static func sync(_ a: any DocumentStore, _ b: any DocumentStore, options: ReplicationOptions = ReplicationOptions(),
                             progress: (@Sendable (_ push: Bool, ReplicationProgress) -> Void)? = nil) async throws -> (push: ReplicationProgress, pull: ReplicationProgress) {
         var pullOptions = options
         pullOptions.createTarget = false
         let push = Replicator(source: a, target: b, options: options)
         let pull = Replicator(source: b, target: a, options: pullOptions)
         // The push first creates the target when asked; then both run together.
-        if options.createTarget, case .remote(let remote) = b {
-            try await remote.createIfMissing()
+        if options.createTarget {
+            try await b.createIfMissing()
         }
         return try await withThrowingTaskGroup(of: (Bool, ReplicationProgress).self) { group in
             group.addTask { (true, try await push.run { progress?(true, $0) }) }

@@ -12,7 +12,7 @@ import Testing
     @Test func concurrentCommitsAllLand() async throws {
         let db = try makeDocuments()
         db.setDesignFunctionRunner(RuleRunner())
-        try db.put(["_id": "_design/rules", "validate_doc_update": "refuse:bad"])
+        try await db.put(["_id": "_design/rules", "validate_doc_update": "refuse:bad"])
         let results = await withTaskGroup(of: (Int, Result<DocumentWriteResult, any Error>).self) { group in
             for i in 0..<64 {
                 group.addTask {
@@ -33,7 +33,7 @@ import Testing
                 #expect(i == 7 && (error as? DocumentError) == DocumentError(.forbidden, "no bad documents"))
             }
         }
-        #expect(try db.info().documentCount == 64) // 63 documents and the design document
+        #expect(try await db.info().documentCount == 64) // 63 documents and the design document
         #expect(throws: DocumentError.missing) { try db.document(id: "d7") }
         // A conflict is the writer's own answer too.
         await #expect(throws: DocumentError.conflict) { try await db.commit(["_id": "d1"]) }
@@ -57,7 +57,7 @@ import Testing
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(Set(answers) == Set((1...40).map { JSON.int($0) }))
-        #expect(try db.document(id: "counter")["n"] == 40)
-        #expect(try db.document(id: "counter")["_rev"]?.stringValue?.hasPrefix("40-") == true)
+        #expect(try await db.document(id: "counter")["n"] == 40)
+        #expect(try await db.document(id: "counter")["_rev"]?.stringValue?.hasPrefix("40-") == true)
     }
 }

@@ -80,7 +80,7 @@ import Testing
         let running = try await RunningServer.start()
         defer { running.stop() }
         let device = try DocumentDatabase(path: makeTemporaryPath("phone.sqlite"))
-        try device.put(["_id": "vote:tabs-or-spaces:phone", "type": "vote", "question": "tabs-or-spaces", "answer": 1])
+        try await device.put(["_id": "vote:tabs-or-spaces:phone", "type": "vote", "question": "tabs-or-spaces", "answer": 1])
 
         let server = try CouchClient(url: running.base, authentication: .basic(name: "admin", password: "secret"))
         let voting = server.database("voting")
@@ -97,28 +97,44 @@ import Testing
         }
         #expect(refused?.reason == "Document update conflict.")
 
-        let push = Replicator(source: .local(device), target: .remote(voting))
+        // One code path for the device and the server.
+        var tallyFunctions = DesignFunctions()
+        tallyFunctions.views["votes"] = DesignFunctions.View(map: { doc, emit in
+            if doc["type"] == "vote", let answer = doc["answer"] { emit(answer, 1) }
+        }, reduce: .sum)
+        try device.register(design: "tally", tallyFunctions)
+        try await voting.put(["_id": "_design/tally", "views": ["votes": [
+            "map": "function(doc) { if (doc.type == 'vote') emit(doc.answer, 1); }", "reduce": "_sum"]]])
+        func tally(_ store: some DocumentStore) async throws -> [JSON] {
+            try await store.view(design: "tally", view: "votes", options: ViewQueryOptions(group: true)).rows
+        }
+        let onDevice = try await tally(device)
+        let onServer = try await tally(voting)
+        #expect(onDevice == [["key": 1, "value": 1]] && onServer == [])
+
+        let push = Replicator(source: device, target: voting)
         let progress = try await push.run()
         #expect(progress.documentsWritten == 1)
 
-        let (sent, received) = try await Replicator.sync(.local(device), .remote(voting))
-        #expect(sent.documentsWritten == 0 && received.documentsWritten == 1)
+        let (sent, received) = try await Replicator.sync(device, voting)
+        #expect(sent.documentsWritten == 0 && received.documentsWritten == 2)
+        #expect(try await tally(voting) == onDevice)
 
         let live = Task {
-            try await Replicator.sync(.local(device), .remote(voting), options: ReplicationOptions(continuous: true))
+            try await Replicator.sync(device, voting, options: ReplicationOptions(continuous: true))
         }
-        let later = try device.put(["_id": "later", "type": "vote"])
+        let later = try await device.put(["_id": "later", "type": "vote"])
         #expect(try await eventually { (try? await voting.document(id: "later"))?["_rev"] == .string(later.rev) })
         live.cancel()
 
-        let list = try device.document(id: "vote:tabs-or-spaces:phone", options: DocumentReadOptions(conflicts: true))
+        let list = try await device.document(id: "vote:tabs-or-spaces:phone", options: DocumentReadOptions(conflicts: true))
         for loser in list["_conflicts"]?.arrayValue ?? [] {
-            try device.delete(id: "vote:tabs-or-spaces:phone", rev: loser.stringValue!)
+            try await device.delete(id: "vote:tabs-or-spaces:phone", rev: loser.stringValue!)
         }
 
         var options = ReplicationOptions()
         options.filter = .selector(["type": "vote"])
-        try await Replicator(source: .local(device), target: .remote(voting), options: options).run()
+        try await Replicator(source: device, target: voting, options: options).run()
     }
 
     /// "Replications the server runs": the `_replicator` document, with a

@@ -76,6 +76,7 @@ final class FakePeer: @unchecked Sendable {
     }
 
     static func sequence(_ n: Int) -> JSON { .string("\(n)-g1AAAAFakePeer") }
+    static func sequence(_ n: ChangeSequence) -> JSON { sequence(n.number ?? 0) }
 
     static func number(_ since: String?) -> Int {
         guard let since else { return 0 }
@@ -112,7 +113,7 @@ final class FakePeer: @unchecked Sendable {
             case ("GET", "_local"), ("PUT", "_local"):
                 let id = "_local/" + rest.dropFirst().joined(separator: "/")
                 if method == "GET" {
-                    guard let doc = try? db.localDocument(id: id) else { return (404, notFound) }
+                    guard let doc = try db.localDocument(id: id) else { return (404, notFound) }
                     return (200, .object(doc))
                 }
                 var doc = input.objectValue ?? JSONObject()
@@ -120,14 +121,14 @@ final class FakePeer: @unchecked Sendable {
                 let written = try db.putLocal(doc)
                 return (201, ["ok": true, "id": .string(id), "rev": .string(written.rev)])
             case ("GET", "_changes"):
-                let options = ChangesOptions(since: Self.number(parameters["since"]), limit: parameters["limit"].flatMap { Int($0) },
+                let options = ChangesOptions(since: ChangeSequence(Self.number(parameters["since"])), limit: parameters["limit"].flatMap { Int($0) },
                                              style: parameters["style"] == "all_docs" ? .allDocs : .mainOnly)
                 let result = try db.changes(options)
                 return (200, ["results": .array(result.results.map { change in
                     var o = change.json.objectValue!
                     o["seq"] = Self.sequence(change.seq)
                     return .object(o)
-                }), "last_seq": Self.sequence(result.lastSeq), "pending": .int(result.pending)])
+                }), "last_seq": Self.sequence(result.lastSeq), "pending": .int(result.pending ?? 0)])
             case ("POST", "_revs_diff"):
                 var asked: [String: [String]] = [:]
                 for (id, revs) in input.objectValue ?? JSONObject() { asked[id] = revs.arrayValue?.compactMap(\.stringValue) ?? [] }

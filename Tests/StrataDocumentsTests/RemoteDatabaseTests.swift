@@ -89,7 +89,7 @@ extension RunningServer {
 
         // The database's info, then gone.
         let dbInfo = try await notes.info()
-        #expect(dbInfo["doc_count"]?.intValue == 2)
+        #expect(dbInfo.documentCount == 2 && dbInfo.name == "notes")
         try await notes.delete()
         #expect(try await notes.exists() == false)
     }
@@ -131,24 +131,24 @@ extension RunningServer {
         let page = try await db.changes()
         #expect(page.results.map(\.id) == ["one"])
         // A longpoll waits for the next write.
-        let waiting = Task { try await db.changes(RemoteChangesOptions(since: page.lastSeq, timeout: .seconds(60)), longpoll: true) }
+        let waiting = Task { try await db.changes(ChangesOptions(since: page.lastSeq, longpoll: .seconds(60))) }
         try await Task.sleep(for: .milliseconds(200))
         try await db.put(["_id": "two"])
         let woke = try await waiting.value
         #expect(woke.results.map(\.id) == ["two"])
         // A longpoll with nothing to report answers empty after its timeout.
-        let quiet = try await db.changes(RemoteChangesOptions(since: woke.lastSeq, timeout: .milliseconds(200)), longpoll: true)
+        let quiet = try await db.changes(ChangesOptions(since: woke.lastSeq, longpoll: .milliseconds(200)))
         #expect(quiet.results.isEmpty)
         // Filters: doc_ids and a selector.
         try await db.put(["_id": "three", "kind": "vote"])
-        let ids = try await db.changes(RemoteChangesOptions(documentIDs: ["three", "one"]))
+        let ids = try await db.changes(ChangesOptions(documentIDs: ["three", "one"]))
         #expect(Set(ids.results.map(\.id)) == ["one", "three"])
-        let selected = try await db.changes(RemoteChangesOptions(includeDocs: true, selector: .object(["kind": .string("vote")])))
+        let selected = try await db.changes(ChangesOptions(includeDocs: true, selector: .object(["kind": .string("vote")])))
         #expect(selected.results.map(\.id) == ["three"] && selected.results[0].doc?["kind"] == .string("vote"))
         // The live feed as an AsyncSequence: what is there, then new writes.
         let seen = ValueLog<String>()
         let live = Task {
-            for try await change in db.liveChanges(RemoteChangesOptions(timeout: .seconds(5))) { seen.append(change.id) }
+            for try await change in db.liveChanges(ChangesOptions(longpoll: .seconds(5))) { seen.append(change.id) }
         }
         try await seen.wait(for: 3)
         try await db.put(["_id": "four"])

@@ -18,13 +18,13 @@ import Testing
     @Test func aRevisionFetchedTwiceIsWrittenAndCountedOnce() async throws {
         let source = try DocumentDatabase(path: makeTemporaryPath("source.sqlite"))
         let target = try DocumentDatabase(path: makeTemporaryPath("target.sqlite"))
-        let first = try source.put(["_id": "x", "n": 1])
+        let first = try await source.put(["_id": "x", "n": 1])
         let secondAsked = Gate()
-        let sourcePeer = HeldPeer(LocalPeer(db: source), beforeRevisions: { call in
+        let sourcePeer = HeldPeer(StorePeer(store: source), beforeRevisions: { call in
             // Between the first _revs_diff and the first read of revisions.
             if call == 1 { _ = try source.put(["_id": "x", "_rev": .string(first.rev), "n": 2]) }
         })
-        let targetPeer = HeldPeer(LocalPeer(db: target), afterMissing: { call in
+        let targetPeer = HeldPeer(StorePeer(store: target), afterMissing: { call in
             if call == 2 { await secondAsked.open() }
         }, beforeWrite: { call in
             // The first write waits until the next batch has asked the
@@ -32,14 +32,14 @@ import Testing
             // ahead).
             if call == 1 { await secondAsked.wait(atMost: .seconds(20)) }
         })
-        let replicator = Replicator(source: .local(source), target: .local(target), options: ReplicationOptions(batchSize: 1),
+        let replicator = Replicator(source: source, target: target, options: ReplicationOptions(batchSize: 1),
                                     sourcePeer: sourcePeer, targetPeer: targetPeer)
         let progress = try await replicator.run()
         #expect(await secondAsked.isOpen, "the next batch did not ask the target while the first was written")
         #expect(progress.documentsWritten == 1)
         #expect(progress.documentWriteFailures == 0)
         #expect(progress.revisionsMissing == 1)
-        #expect(try target.document(id: "x")["n"] == 2)
+        #expect(try await target.document(id: "x")["n"] == 2)
     }
 }
 
@@ -63,7 +63,7 @@ struct HeldPeer: ReplicationPeer {
     func identity() async throws -> String { try await inner.identity() }
     func exists() async throws -> Bool { try await inner.exists() }
     func create() async throws { try await inner.create() }
-    func changes(since: JSON, limit: Int, filter: ReplicationFilter?, wait: Duration?) async throws -> RemoteChangesResult {
+    func changes(since: ChangeSequence, limit: Int, filter: ReplicationFilter?, wait: Duration?) async throws -> ChangesResult {
         try await inner.changes(since: since, limit: limit, filter: filter, wait: wait)
     }
     func missingRevisions(_ revisions: [String: [String]]) async throws -> [String: [String]] {
@@ -75,7 +75,7 @@ struct HeldPeer: ReplicationPeer {
         try await beforeRevisions(await calls.next("revisions"))
         return try await inner.revisions(wanted)
     }
-    func write(_ documents: [JSONObject]) async throws -> [(id: String, error: DocumentError)] {
+    func write(_ documents: [JSONObject]) async throws -> [DocumentError] {
         try await beforeWrite(await calls.next("write"))
         return try await inner.write(documents)
     }

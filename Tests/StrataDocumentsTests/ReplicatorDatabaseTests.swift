@@ -26,7 +26,7 @@ import Testing
         let document = try await replicator.document(id: "copy-src")
         #expect(document["_replication_stats"]?["docs_written"] == 20)
         #expect(document["_replication_state_time"]?.stringValue?.hasSuffix("Z") == true)
-        #expect(try await client.database("copy").info()["doc_count"] == 20)
+        #expect(try await client.database("copy").info().documentCount == 20)
 
         let (_, shown) = try await server.send("GET", "/_scheduler/docs/_replicator/copy-src", user: admin)
         #expect(shown?["state"] == "completed" && shown?["doc_id"] == "copy-src" && shown?["database"] == "_replicator")
@@ -170,6 +170,6 @@ import Testing
         })
         let tasks = try await second.send("GET", "/_active_tasks", user: admin).1?.arrayValue ?? []
         #expect(tasks.first { $0["doc_id"] == "keep" }?["revisions_checked"] == 1)
-        #expect(try await again.database("copy").info()["doc_count"] == 31)
+        #expect(try await again.database("copy").info().documentCount == 31)
     }
 }

@@ -280,7 +280,7 @@ import Testing
         let users = try server.registry.database(DatabaseRegistry.usersDatabase)
         var doc: JSONObject = ["_id": "org.couchdb.user:real", "name": "real", "type": "user", "roles": []]
         for (key, value) in PasswordHash(password: "pw", iterations: 200_000).userDocumentFields { doc[key] = value }
-        try users.put(doc)
+        try await users.put(doc)
         func median(_ name: String) async throws -> Duration {
             var times: [Duration] = []
             for attempt in 0..<5 {
@@ -307,8 +307,8 @@ import Testing
             let users = try DocumentDatabase(path: directory.appendingPathComponent("_users.couch.sqlite").path)
             var doc: JSONObject = ["_id": "org.couchdb.user:real", "name": "real", "type": "user", "roles": []]
             for (key, value) in PasswordHash(password: "pw", iterations: 100_000).userDocumentFields { doc[key] = value }
-            try users.put(doc)
-            try users.put(["_id": "org.couchdb.user:slow", "name": "slow", "type": "user", "roles": [],
+            try await users.put(doc)
+            try await users.put(["_id": "org.couchdb.user:slow", "name": "slow", "type": "user", "roles": [],
                            "password_scheme": "pbkdf2", "pbkdf2_prf": "sha256", "iterations": 10_000_000,
                            "derived_key": .string(String(repeating: "ab", count: 32)), "salt": "cd"])
         }

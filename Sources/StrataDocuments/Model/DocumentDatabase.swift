@@ -207,7 +207,9 @@ public final class DocumentDatabase: Sendable {
     /// Facts CouchDB's `GET /{db}` gives.
     public func info() throws -> DocumentDatabaseInfo {
         let tables = self.tables
-        return try writer.read { db in try tables.info(db) }
+        var info = try writer.read { db in try tables.info(db) }
+        info.name = name
+        return info
     }
 
     /// CouchDB's `_all_docs`.
@@ -218,15 +220,33 @@ public final class DocumentDatabase: Sendable {
 
     /// The changes feed: one entry per document at its latest sequence, in
     /// sequence order.
+    /// A ``ChangesOptions/designFilter`` runs here with its parameters as
+    /// the request's `query`. The synchronous form answers at once; the
+    /// asynchronous one also waits as ``ChangesOptions/longpoll`` asks.
     public func changes(_ options: ChangesOptions = ChangesOptions()) throws -> ChangesResult {
+        if let name = options.designFilter {
+            var options = options
+            options.designFilter = nil
+            return try changes(options, filter: name, request: Self.filterRequest(options.filterParameters))
+        }
         let tables = self.tables
         return try writer.read { db in try tables.changes(db, options) }
     }
 
-    /// The current update sequence.
-    public func updateSequence() throws -> Int {
+    /// The current end of the changes feed.
+    public func updateSequence() throws -> ChangeSequence {
+        ChangeSequence(try updateCount())
+    }
+
+    /// The current update sequence as the count it is here.
+    package func updateCount() throws -> Int {
         let tables = self.tables
         return try writer.read { db in try tables.updateSequence(db) }
+    }
+
+    /// The request object a filter function is given for `parameters`.
+    static func filterRequest(_ parameters: [String: String]) -> JSON {
+        .object(["query": .object(JSONObject(parameters.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) }))])
     }
 
     /// Forgets the bodies of revisions that are no longer leaves, and
@@ -238,12 +258,17 @@ public final class DocumentDatabase: Sendable {
 
     // MARK: Local documents
 
-    /// A `_local` document (no history, never replicated). `id` is given
-    /// with its `_local/` prefix or without, as on a `RemoteDatabase`.
-    public func localDocument(id: String) throws -> JSONObject {
+    /// A `_local` document (no history, never replicated), nil when there
+    /// is none. `id` is given with its `_local/` prefix or without, as on
+    /// a `RemoteDatabase`.
+    public func localDocument(id: String) throws -> JSONObject? {
         let tables = self.tables
         let id = Self.localID(id)
-        return try writer.read { db in try tables.readLocal(db, id: id) }
+        do {
+            return try writer.read { db in try tables.readLocal(db, id: id) }
+        } catch let error as DocumentError where error.kind == .notFound {
+            return nil
+        }
     }
 
     /// Saves a `_local` document whose `_id` starts with `_local/`: last
@@ -525,11 +550,55 @@ public enum OpenRevision: Sendable, Equatable {
 
 /// What `GET /{db}` answers.
 public struct DocumentDatabaseInfo: Sendable, Equatable {
+    /// The database's name (`db_name`).
+    public var name: String
+    /// Documents whose winner is not deleted (`doc_count`).
     public var documentCount: Int
+    /// Deleted documents (`doc_del_count`).
     public var deletedDocumentCount: Int
-    public var updateSequence: Int
+    /// The current end of the changes feed (`update_seq`).
+    public var updateSequence: ChangeSequence
+    /// Bytes on disk (`sizes.file`).
     public var fileSize: Int
+    /// Bytes of live data (`sizes.active`).
     public var activeSize: Int
+
+    public init(name: String, documentCount: Int, deletedDocumentCount: Int, updateSequence: ChangeSequence, fileSize: Int, activeSize: Int) {
+        self.name = name
+        self.documentCount = documentCount
+        self.deletedDocumentCount = deletedDocumentCount
+        self.updateSequence = updateSequence
+        self.fileSize = fileSize
+        self.activeSize = activeSize
+    }
+
+    /// CouchDB's answer to `GET /{db}` (a server adds
+    /// `instance_start_time`).
+    public var json: JSONObject {
+        [
+            "db_name": .string(name),
+            "purge_seq": .string("0"),
+            "update_seq": updateSequence.json,
+            "sizes": .object(["file": .int(fileSize), "external": .int(activeSize), "active": .int(activeSize)]),
+            "props": .object([:]),
+            "doc_del_count": .int(deletedDocumentCount),
+            "doc_count": .int(documentCount),
+            "disk_format_version": .int(8),
+            "compact_running": .bool(false),
+            "cluster": .object(["q": .int(1), "n": .int(1), "w": .int(1), "r": .int(1)]),
+        ]
+    }
+
+    /// From CouchDB's answer to `GET /{db}`.
+    public init(json object: JSONObject) {
+        let sizes = object["sizes"]
+        self.init(name: object["db_name"]?.stringValue ?? "",
+                  documentCount: object["doc_count"]?.intValue ?? 0,
+                  deletedDocumentCount: object["doc_del_count"]?.intValue ?? 0,
+                  updateSequence: object["update_seq"].map(ChangeSequence.init) ?? .start,
+                  fileSize: sizes?["file"]?.intValue ?? 0,
+                  activeSize: sizes?["active"]?.intValue ?? 0)
+    }
 }
 
 /// Options of a document read (CouchDB's query parameters of `GET /{db}/{id}`).
@@ -596,10 +665,13 @@ public struct AllDocumentsResult: Sendable, Equatable {
     }
 }
 
-/// Options of the changes feed.
+/// Options of the changes feed, the same for a store in this process and
+/// a server's.
 public struct ChangesOptions: Sendable {
     public enum Style: String, Sendable { case mainOnly = "main_only", allDocs = "all_docs" }
-    public var since = 0
+    /// Where to start: ``ChangeSequence/start``, ``ChangeSequence/now``, or
+    /// a `lastSeq` (or a change's `seq`) the same store gave.
+    public var since = ChangeSequence.start
     public var limit: Int?
     public var descending = false
     public var style = Style.mainOnly
@@ -611,11 +683,23 @@ public struct ChangesOptions: Sendable {
     public var selector: JSON?
     /// Only design documents (`filter=_design`).
     public var designOnly = false
+    /// A filter function of a design document, `"ddoc/name"`
+    /// (`filter=ddoc/name`), run by the store: JavaScript on a server, a
+    /// registered Swift filter or the database's runner in this process.
+    public var designFilter: String?
+    /// The query parameters the design filter sees (`req.query`).
+    public var filterParameters: [String: String] = [:]
     /// Only documents this function keeps (a filter function: it sees the
     /// winning revision, `{_id, _rev, _deleted: true}` for a deletion).
+    /// Runs in this process: a server's feed refuses it (use a
+    /// ``designFilter`` there).
     public var filter: (@Sendable (JSONObject) throws -> Bool)?
+    /// When nothing changed after ``since``: wait up to this long for the
+    /// first change before answering an empty page (CouchDB's
+    /// `feed=longpoll`). Nil answers at once.
+    public var longpoll: Duration?
 
-    public init(since: Int = 0, limit: Int? = nil, descending: Bool = false, style: Style = .mainOnly, includeDocs: Bool = false, conflicts: Bool = false, documentIDs: Set<String>? = nil, selector: JSON? = nil, designOnly: Bool = false) {
+    public init(since: ChangeSequence = .start, limit: Int? = nil, descending: Bool = false, style: Style = .mainOnly, includeDocs: Bool = false, conflicts: Bool = false, documentIDs: Set<String>? = nil, selector: JSON? = nil, designOnly: Bool = false, designFilter: String? = nil, filterParameters: [String: String] = [:], longpoll: Duration? = nil) {
         self.since = since
         self.limit = limit
         self.descending = descending
@@ -625,33 +709,50 @@ public struct ChangesOptions: Sendable {
         self.documentIDs = documentIDs
         self.selector = selector
         self.designOnly = designOnly
+        self.designFilter = designFilter
+        self.filterParameters = filterParameters
+        self.longpoll = longpoll
     }
 }
 
 /// One entry of the changes feed.
 public struct Change: Sendable, Equatable {
-    public var seq: Int
+    /// Where this change is in the feed: hand it back as `since` to read
+    /// the changes after it.
+    public var seq: ChangeSequence
     public var id: String
+    /// The leaf revisions (the winner only with `style: .mainOnly`).
     public var changes: [String]
     public var deleted: Bool
+    /// The document, with `includeDocs`.
     public var doc: JSONObject?
+
+    public init(seq: ChangeSequence, id: String, changes: [String], deleted: Bool = false, doc: JSONObject? = nil) {
+        self.seq = seq
+        self.id = id
+        self.changes = changes
+        self.deleted = deleted
+        self.doc = doc
+    }
 
     /// CouchDB's JSON for the entry.
     public var json: JSON {
-        var o: JSONObject = ["seq": .string(String(seq)), "id": .string(id), "changes": .array(changes.map { .object(["rev": .string($0)]) })]
+        var o: JSONObject = ["seq": seq.json, "id": .string(id), "changes": .array(changes.map { .object(["rev": .string($0)]) })]
         if deleted { o["deleted"] = .bool(true) }
         if let doc { o["doc"] = .object(doc) }
         return .object(o)
     }
 }
 
-/// What the changes feed answers.
+/// A page of the changes feed.
 public struct ChangesResult: Sendable, Equatable {
     public var results: [Change]
-    public var lastSeq: Int
-    public var pending: Int
+    /// Where the next page starts (`since`).
+    public var lastSeq: ChangeSequence
+    /// Changes after this page (nil when a server does not say).
+    public var pending: Int?
 
-    public init(results: [Change], lastSeq: Int, pending: Int) {
+    public init(results: [Change], lastSeq: ChangeSequence, pending: Int?) {
         self.results = results
         self.lastSeq = lastSeq
         self.pending = pending

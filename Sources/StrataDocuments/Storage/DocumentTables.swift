@@ -683,7 +683,7 @@ struct DocumentTables: Sendable {
         let row = try Row.fetchOne(db, sql: "SELECT live, deleted, size FROM \(counts) WHERE id = 0")!
         let pageCount = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
         let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
-        return DocumentDatabaseInfo(documentCount: try row[0], deletedDocumentCount: try row[1], updateSequence: try updateSequence(db),
+        return DocumentDatabaseInfo(name: "", documentCount: try row[0], deletedDocumentCount: try row[1], updateSequence: ChangeSequence(try updateSequence(db)),
                                     fileSize: pageCount * pageSize, activeSize: try row[2])
     }
 
@@ -736,9 +736,10 @@ struct DocumentTables: Sendable {
 
     func changes(_ db: Database, _ options: ChangesOptions) throws -> ChangesResult {
         let lastSeq = try updateSequence(db)
+        let since = options.since == .now ? lastSeq : options.since.number ?? 0
         let order = options.descending ? "DESC" : "ASC"
         var sql = "SELECT id, seq, rev, deleted, body FROM \(docs) WHERE seq > ?"
-        var arguments: [(any DatabaseValueConvertible)?] = [options.descending ? 0 : options.since]
+        var arguments: [(any DatabaseValueConvertible)?] = [options.descending ? 0 : since]
         if options.designOnly { sql += " AND id >= '_design/' AND id < '_design0'" }
         if let ids = options.documentIDs {
             sql += " AND id IN (SELECT value FROM json_each(?))"
@@ -784,15 +785,15 @@ struct DocumentTables: Sendable {
                     doc = try assemble(db, id: id, rev: w, tree: tree, options: DocumentReadOptions(conflicts: options.conflicts))
                 }
             }
-            results.append(Change(seq: seq, id: id, changes: revisions, deleted: deleted, doc: doc))
+            results.append(Change(seq: ChangeSequence(seq), id: id, changes: revisions, deleted: deleted, doc: doc))
         }
-        let last: Int
+        let last: ChangeSequence
         if options.descending {
-            last = results.last?.seq ?? 0
+            last = results.last?.seq ?? .start
         } else if pending > 0, let seq = results.last?.seq {
             last = seq
         } else {
-            last = max(lastSeq, options.since)
+            last = ChangeSequence(max(lastSeq, since))
         }
         return ChangesResult(results: results, lastSeq: last, pending: options.descending ? 0 : pending)
     }

@@ -75,7 +75,7 @@ struct PendingWrite: Sendable {
 }
 
 extension DocumentDatabase {
-    /// Saves a document as ``put(_:newEdits:userContext:)`` does, from
+    /// Saves a document as the synchronous `put(_:newEdits:userContext:)` does, from
     /// async code, with group commit: writes that arrive while a
     /// transaction commits wait and are committed together in the next one,
     /// so concurrent writers share each sync to disk, and each answer still
@@ -93,7 +93,7 @@ extension DocumentDatabase {
 
     /// Runs the update function `function` of a design (Swift, or the
     /// stored JavaScript) on the document `id` (nil: none) as
-    /// ``update(design:function:id:request:userContext:)`` does, from async
+    /// the synchronous `update(design:function:id:request:userContext:)` does, from async
     /// code: calls on one document by one user with one function that
     /// arrive together run in one transaction, each on the document the
     /// call before left, so none conflicts and all share one commit.
