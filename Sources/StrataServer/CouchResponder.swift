@@ -4,6 +4,7 @@ import HTTPTypes
 import CompressNIO
 import NIOCore
 import StrataDocuments
+import StrataSync
 
 /// A request as the handlers see it: path segments decoded, query
 /// parameters, the body, and who is asking.
@@ -456,7 +457,7 @@ struct CouchResponder: HTTPResponder {
             case .put:
                 try requireAdmin(r)
                 try await offload { [registry = server.registry] in try registry.create(name) }
-                if name == ReplicatorDatabase.name { server.replicatorDatabase.reset(server) }
+                if name == ReplicatorDatabase.name { server.replicatorDatabase.reset(server.registry) }
                 var headers: HTTPFields = [:]
                 headers[.location] = "/\(name)"
                 return HTTPAnswer(status: .created, json: .object(["ok": .bool(true)]), headers: headers)
@@ -464,7 +465,7 @@ struct CouchResponder: HTTPResponder {
                 try requireAdmin(r)
                 try await offload { [registry = server.registry] in try registry.delete(name) }
                 server.replications.databaseDeleted(name)
-                if name == ReplicatorDatabase.name { server.replicatorDatabase.reset(server) }
+                if name == ReplicatorDatabase.name { server.replicatorDatabase.reset(server.registry) }
                 return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
             default: break
             }

@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import ServiceLifecycle
 import StrataDocuments
+import StrataSync
 import StrataQueryServers
 
 /// `strata serve`: CouchDB's HTTP API over a folder of document databases,
@@ -136,7 +137,7 @@ public final class CouchServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "CouchDB/3.4.3 (Strata)"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) }
         )
-        replicatorDatabase.start(self)
+        replicatorDatabase.start(registry)
         defer {
             replicatorDatabase.stop()
             replications.cancelAll()
@@ -162,7 +163,7 @@ public final class CouchServer: Sendable {
 }
 
 /// Opens each database's file once and keeps it open.
-final class DatabaseRegistry: @unchecked Sendable {
+final class DatabaseRegistry: DatabaseResolver, @unchecked Sendable {
     // @unchecked: `open` is only touched under `lock`.
     let directory: URL
     private let lock = NSLock()

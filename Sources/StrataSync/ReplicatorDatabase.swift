@@ -1,6 +1,5 @@
 import Foundation
 import StrataDocuments
-import StrataSync
 
 /// The `_replicator` database, as CouchDB 3's scheduling replicator runs it:
 /// a document there (the same fields as a `POST /_replicate` body) starts a
@@ -14,10 +13,9 @@ import StrataSync
 /// Jobs start again when the server starts, continuous ones from their
 /// checkpoints. Documents in a terminal state are left alone; design and
 /// `_local` documents are ignored.
-@available(macOS 14, iOS 17, tvOS 17, *)
-final class ReplicatorDatabase: @unchecked Sendable {
+package final class ReplicatorDatabase: @unchecked Sendable {
     // @unchecked: `documents` and `follower` are only touched under `lock`.
-    static let name = "_replicator"
+    package static let name = "_replicator"
 
     /// What the scheduler knows of one replication document.
     struct Entry {
@@ -43,14 +41,14 @@ final class ReplicatorDatabase: @unchecked Sendable {
     let initialBackoff: Duration
     let maximumBackoff: Duration
 
-    init(initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(300)) {
+    package init(initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(300)) {
         self.initialBackoff = initialBackoff
         self.maximumBackoff = maximumBackoff
     }
 
     /// The validation of `_replicator` documents: admins only, and the
     /// fields a replication needs, with their types.
-    static var designFunctions: DesignFunctions {
+    package static var designFunctions: DesignFunctions {
         var functions = DesignFunctions(version: "1")
         functions.validate = { document, _, user, _ in
             let roles = user["roles"]?.arrayValue ?? []
@@ -72,7 +70,7 @@ final class ReplicatorDatabase: @unchecked Sendable {
 
     /// Follows `_replicator` until cancelled; starts again from the first
     /// change when the database is deleted and made again (`reset`).
-    func start(_ server: CouchServer) {
+    package func start(_ server: any DatabaseResolver) {
         lock.withLock {
             follower?.cancel()
             follower = Task { [weak self, weak server] in
@@ -87,12 +85,12 @@ final class ReplicatorDatabase: @unchecked Sendable {
 
     /// After `_replicator` is deleted or created: every job stops, and the
     /// documents are read again from the start.
-    func reset(_ server: CouchServer) {
+    package func reset(_ server: any DatabaseResolver) {
         stopAll()
         start(server)
     }
 
-    func stopAll() {
+    package func stopAll() {
         let tasks = lock.withLock { () -> [Task<Void, Never>] in
             defer { documents.removeAll() }
             return documents.values.compactMap(\.task)
@@ -100,7 +98,7 @@ final class ReplicatorDatabase: @unchecked Sendable {
         for task in tasks { task.cancel() }
     }
 
-    func stop() {
+    package func stop() {
         lock.withLock { follower?.cancel() }
         stopAll()
     }
@@ -108,11 +106,11 @@ final class ReplicatorDatabase: @unchecked Sendable {
     /// Follows the `_replicator` database's changes. A failure to read
     /// them is not the end: the follower starts again from where it was
     /// (after a pause), until it is cancelled or the database is gone.
-    private func follow(_ server: CouchServer) async {
+    private func follow(_ server: any DatabaseResolver) async {
         var since = ChangeSequence.start
         var pause = Duration.milliseconds(100)
         while !Task.isCancelled {
-            guard server.registry.exists(Self.name), let db = try? server.registry.database(Self.name) else { return }
+            guard server.exists(Self.name), let db = try? server.database(Self.name) else { return }
             do {
                 for try await change in db.liveChanges(ChangesOptions(since: since)) {
                     since = change.seq
@@ -122,7 +120,7 @@ final class ReplicatorDatabase: @unchecked Sendable {
                         remove(change.id)
                         continue
                     }
-                    guard let document = try? await offload({ try db.document(id: change.id) }) else { continue }
+                    guard let document = try? await db.document(id: change.id) else { continue }
                     examine(document, db: db, server: server)
                 }
                 return
@@ -149,7 +147,7 @@ final class ReplicatorDatabase: @unchecked Sendable {
         entry?.task?.cancel()
     }
 
-    private func examine(_ document: JSONObject, db: DocumentDatabase, server: CouchServer) {
+    private func examine(_ document: JSONObject, db: DocumentDatabase, server: any DatabaseResolver) {
         guard let id = document["_id"]?.stringValue else { return }
         let fingerprint = Self.fingerprint(document)
         let state = document["_replication_state"]?.stringValue
@@ -177,8 +175,8 @@ final class ReplicatorDatabase: @unchecked Sendable {
             // The scheduler retries a crashed job itself, with its own back-off.
             var options = request.options
             options.retries = 3
-            replicator = Replicator(source: try server.endpoint(request.source, create: false),
-                                    target: try server.endpoint(request.target, create: request.options.createTarget),
+            replicator = Replicator(source: try ReplicationRequest.store(request.source, create: false, in: server),
+                                    target: try ReplicationRequest.store(request.target, create: request.options.createTarget, in: server),
                                     options: options)
         } catch {
             let reason = (error as? DocumentError)?.reason ?? "\(error)"
@@ -241,13 +239,13 @@ final class ReplicatorDatabase: @unchecked Sendable {
     /// changed meanwhile (then its new version is what counts).
     private func finish(_ id: String, fingerprint: String, db: DocumentDatabase, fields: JSONObject) async {
         for _ in 0..<5 {
-            guard var document = try? await offload({ try db.document(id: id) }),
+            guard var document = try? await db.document(id: id),
                   Self.fingerprint(document) == fingerprint else { return }
             for (name, value) in fields { document[name] = value }
             document["_replication_state_time"] = .string(Self.timestamp(Date()))
             let written = document
             do {
-                _ = try await offload { try db.put(written) }
+                _ = try await db.put(written)
                 return
             } catch let error as DocumentError where error.kind == .conflict {
                 continue
@@ -258,18 +256,18 @@ final class ReplicatorDatabase: @unchecked Sendable {
     }
 
     /// `2026-11-24T10:15:00Z`, as CouchDB writes times.
-    static func timestamp(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+    package static func timestamp(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
 
     // MARK: what `_scheduler` shows
 
     /// `_scheduler/docs` entries, by document id.
-    func schedulerDocuments() -> [JSON] {
+    package func schedulerDocuments() -> [JSON] {
         lock.withLock {
             documents.sorted { $0.key < $1.key }.map { id, entry in Self.schedulerDocument(id, entry) }
         }
     }
 
-    func schedulerDocument(_ id: String) -> JSON? {
+    package func schedulerDocument(_ id: String) -> JSON? {
         lock.withLock { documents[id].map { Self.schedulerDocument(id, $0) } }
     }
 
@@ -291,7 +289,7 @@ final class ReplicatorDatabase: @unchecked Sendable {
     }
 
     /// Running jobs, as `_active_tasks` shows them.
-    func activeTasks() -> [JSON] {
+    package func activeTasks() -> [JSON] {
         running().map { id, entry in
             var task = ReplicationJobs.task(id: entry.replicationID ?? "", source: entry.source, target: entry.target,
                                             continuous: entry.continuous, started: entry.started, progress: entry.progress, error: entry.error)
@@ -302,7 +300,7 @@ final class ReplicatorDatabase: @unchecked Sendable {
     }
 
     /// Running jobs, as `_scheduler/jobs` shows them.
-    func schedulerJobs() -> [JSON] {
+    package func schedulerJobs() -> [JSON] {
         running().map { id, entry in
             .object(ReplicationJobs.job(id: entry.replicationID ?? "", docID: id, source: entry.source, target: entry.target,
                                         started: entry.started, progress: entry.progress, error: entry.error))
