@@ -284,7 +284,7 @@ extension UserDocuments {
     }
 
     static func validate(_ new: JSONObject, _ old: JSONObject?, user: JSON, security: JSON, maximumIterations: Int) throws {
-        guard let id = new["_id"]?.stringValue, !id.hasPrefix("_design/") else { return }
+        guard let id = new["_id"]?.stringValue, !id.hasPrefix(DocumentDatabase.designPrefix) else { return }
         func refuse(_ reason: String) -> DocumentError { DocumentError(.forbidden, reason) }
         let userName = user["name"]?.stringValue
         let userRoles = (user["roles"]?.arrayValue ?? []).compactMap(\.stringValue)

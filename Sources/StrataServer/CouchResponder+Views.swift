@@ -113,7 +113,7 @@ extension CouchResponder {
         let current = info?.signature == group.signature ? info : nil
         let pending = seq - (current?.updateSequence ?? 0)
         return HTTPAnswer(status: .ok, json: .object([
-            "name": .string(String(design.dropFirst("_design/".count))),
+            "name": .string(DocumentDatabase.designName(design)),
             "view_index": .object([
                 "updates_pending": .object(["minimum": .int(pending), "preferred": .int(pending), "total": .int(pending)]),
                 "waiting_commit": .bool(false),
@@ -175,7 +175,7 @@ extension CouchResponder {
     func listRoute(_ db: DocumentDatabase, _ r: CouchRequest, design: String, rest: [String]) async throws -> HTTPAnswer {
         guard r.method == .get || r.method == .head || r.method == .post else { return methodNotAllowed("GET,POST,HEAD") }
         let (ddoc, queryServers) = try await designFunction(db, design, "lists", rest[0])
-        let viewDesign = rest.count > 2 ? "_design/" + rest[1] : design
+        let viewDesign = rest.count > 2 ? DocumentDatabase.designID(rest[1]) : design
         let view = rest.count > 2 ? rest[2] : rest[1]
         let options = try viewOptions(r)
         let group = try await viewGroup(db, design: viewDesign)

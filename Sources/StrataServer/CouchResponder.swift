@@ -502,7 +502,7 @@ struct CouchResponder: HTTPResponder {
         case "_all_docs": return try await allDocs(db, r)
         case "_design_docs":
             var q = r
-            q.query["startkey"] = q.query["startkey"] ?? "\"_design/\""
+            q.query["startkey"] = q.query["startkey"] ?? JSON.string(DocumentDatabase.designPrefix).text
             q.query["endkey"] = q.query["endkey"] ?? "\"_design0\""
             return try await allDocs(db, q)
         case "_bulk_docs": return try await bulkDocs(db, r)
@@ -545,7 +545,7 @@ struct CouchResponder: HTTPResponder {
             return try await localDocument(db, r, id: "_local/" + rest[1...].joined(separator: "/"))
         case "_design":
             guard rest.count >= 2 else { throw DocumentError.missing }
-            let id = "_design/" + rest[1]
+            let id = DocumentDatabase.designID(rest[1])
             if rest.count >= 3, rest[2] == "_update" {
                 return try await updateHandler(db, r, ddoc: id, rest: Array(rest.dropFirst(3)))
             }
@@ -654,8 +654,8 @@ struct CouchResponder: HTTPResponder {
                 targetRev = String(pair.dropFirst(4)).removingPercentEncoding
             }
         }
-        if target.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
-        if target.hasPrefix("_") && !target.hasPrefix("_design/") {
+        if target.hasPrefix(DocumentDatabase.designPrefix) { try checkDatabaseAdmin(r) }
+        if target.hasPrefix("_") && !target.hasPrefix(DocumentDatabase.designPrefix) {
             throw DocumentError(.badRequest, "Only reserved document ids may start with underscore.")
         }
         let source = try await offload { try db.document(id: id, options: DocumentReadOptions(rev: r.query["rev"], attachments: true)) }
@@ -706,7 +706,7 @@ struct CouchResponder: HTTPResponder {
         } else if doc["_id"] == nil {
             doc["_id"] = .string(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())
         }
-        if let docID = doc["_id"]?.stringValue, docID.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
+        if let docID = doc["_id"]?.stringValue, docID.hasPrefix(DocumentDatabase.designPrefix) { try checkDatabaseAdmin(r) }
         if doc["_rev"] == nil {
             if let rev = r.query["rev"] { doc["_rev"] = .string(rev) }
             else if let match = r.headers[.ifMatch] { doc["_rev"] = .string(match.trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
@@ -813,9 +813,9 @@ struct CouchResponder: HTTPResponder {
             return HTTPAnswer(status: .methodNotAllowed, json: DocumentError(.methodNotAllowed, "Update functions do not allow \(r.method.rawValue)").json, headers: headers)
         }
         guard let function = rest.first else { throw DocumentError(.notFound, "missing json key: ") }
-        let design = String(ddoc.dropFirst("_design/".count))
+        let design = DocumentDatabase.designName(ddoc)
         let docID = rest.count > 1 ? rest[1...].joined(separator: "/") : nil
-        if let docID, docID.hasPrefix("_design/") { try checkDatabaseAdmin(r) }
+        if let docID, docID.hasPrefix(DocumentDatabase.designPrefix) { try checkDatabaseAdmin(r) }
         let request = try await updateRequest(db, r, docID: docID)
         // The engine runs calls on one document in batches (one transaction
         // and one commit, each call answered with its own revision), chooses
@@ -915,7 +915,7 @@ struct CouchResponder: HTTPResponder {
             guard let o = d.objectValue else { throw DocumentError(.badRequest, "Document must be a JSON object") }
             return o
         }
-        if objects.contains(where: { $0["_id"]?.stringValue?.hasPrefix("_design/") == true }) { try checkDatabaseAdmin(r) }
+        if objects.contains(where: { $0["_id"]?.stringValue?.hasPrefix(DocumentDatabase.designPrefix) == true }) { try checkDatabaseAdmin(r) }
         if r.segments.first == DatabaseRegistry.usersDatabase {
             for i in objects.indices { objects[i] = try await prepareUserDocument(db, objects[i], r) }
         }

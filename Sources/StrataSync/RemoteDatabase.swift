@@ -29,7 +29,7 @@ public struct RemoteDatabase: DocumentStore {
 
     /// Path segments of a document: `_design/x` and `_local/x` keep their slash.
     func segments(_ id: String) -> [String] {
-        for prefix in ["_design/", "_local/"] where id.hasPrefix(prefix) {
+        for prefix in [DocumentDatabase.designPrefix, "_local/"] where id.hasPrefix(prefix) {
             return [name, String(prefix.dropLast()), String(id.dropFirst(prefix.count))]
         }
         return [name, id]

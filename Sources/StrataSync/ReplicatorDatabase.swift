@@ -56,7 +56,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
                 if user["name"] == nil || user["name"] == .null { throw DocumentError(.unauthorized, "You are not a server admin.") }
                 throw DocumentError(.forbidden, "Only server admins may write replication documents")
             }
-            if document["_deleted"]?.boolValue == true || document["_id"]?.stringValue?.hasPrefix("_design/") == true { return }
+            if document["_deleted"]?.boolValue == true || document["_id"]?.stringValue?.hasPrefix(DocumentDatabase.designPrefix) == true { return }
             do {
                 _ = try ReplicationRequest(document)
             } catch let error as DocumentError {
@@ -115,7 +115,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
                 for try await change in db.liveChanges(ChangesOptions(since: since)) {
                     since = change.seq
                     pause = .milliseconds(100)
-                    if change.id.hasPrefix("_design/") || change.id.hasPrefix("_local/") { continue }
+                    if change.id.hasPrefix(DocumentDatabase.designPrefix) || change.id.hasPrefix("_local/") { continue }
                     if change.deleted {
                         remove(change.id)
                         continue

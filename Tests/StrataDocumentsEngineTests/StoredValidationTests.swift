@@ -62,6 +62,38 @@ final class RuleRunner: DesignFunctionRunner, @unchecked Sendable {
         try db.put(["_id": "u", "ugly": true])
     }
 
+    /// CouchDB's rule in the engine, not only at the server's door: a
+    /// design document is written by a database admin, whatever API writes
+    /// it with a user context; the app (no user context) is an admin.
+    @Test func aDesignDocumentIsADatabaseAdminsToWriteOnEveryPath() async throws {
+        let db = try makeDocuments()
+        let reader: JSON = ["name": "bob", "roles": ["staff"]]
+        let anonymous: JSON = ["name": .null, "roles": []]
+        let design: JSONObject = ["_id": "_design/app", "views": [:]]
+        let refused = DocumentError(.forbidden, "You are not a db or server admin.")
+        #expect(throws: refused) { try db.put(design, userContext: reader) }
+        #expect(throws: DocumentError(.unauthorized, "You are not a db or server admin.")) { try db.put(design, userContext: anonymous) }
+        #expect(throws: refused) { try db.bulkPut([design], userContext: reader)[0].get() }
+        #expect(throws: refused) { try db.bulkPut([["_id": "_design/app", "_rev": "1-abc"]], newEdits: false, userContext: reader)[0].get() }
+        #expect(throws: refused) { try db.putEach([(design, true, reader)])[0].get() }
+        await #expect(throws: refused) { try await db.commit(design, userContext: reader) }
+        #expect(throws: refused) {
+            try db.putAttachment(id: "_design/app", name: "a.txt", rev: nil, contentType: "text/plain", data: Data("x".utf8), userContext: reader)
+        }
+        #expect(throws: DocumentError.missing) { try db.document(id: "_design/app") }
+        // An admin of the database by name or role, a server admin, the app.
+        try await db.setSecurity(["admins": ["names": ["bob"], "roles": []]])
+        let written = try await db.put(design, userContext: reader)
+        try await db.setSecurity(["admins": ["names": [], "roles": ["editors"]]])
+        let edited = try await db.put(["_id": "_design/app", "_rev": .string(written.rev), "views": [:], "v": 2],
+                                userContext: ["name": "carol", "roles": ["editors"]])
+        let deleted = try db.delete(id: "_design/app", rev: edited.rev, userContext: ["name": "root", "roles": ["_admin"]])
+        #expect(deleted.rev.hasPrefix("3-"))
+        await #expect(try db.put(["_id": "_design/app", "views": [:]]).rev.hasPrefix("4-"))
+        // Plain documents stay anyone's to write.
+        await #expect(try db.put(["_id": "note"], userContext: reader).rev.hasPrefix("1-"))
+    }
+
     @Test func withoutARunnerAJavaScriptRuleRefusesWritesItCannotCheck() throws {
         let db = try makeDocuments()
         try db.put(["_id": "_design/rules", "validate_doc_update": "function(n) { if (n.bad) throw({forbidden: 'no'}); }"])

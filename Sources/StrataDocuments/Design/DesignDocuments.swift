@@ -14,8 +14,13 @@ extension DocumentDatabase {
         try document(id: Self.designID(design))
     }
 
-    static func designID(_ design: String) -> String { DocumentTables.designID(design) }
-    static func designName(_ design: String) -> String { DocumentTables.designName(design) }
+    /// `_design/`, for the server and the replicator (the literal is
+    /// written once, in `DocumentTables`).
+    package static let designPrefix = DocumentTables.designPrefix
+    /// A design document's id from its name or its id.
+    package static func designID(_ design: String) -> String { DocumentTables.designID(design) }
+    /// A design's name from its id or its name.
+    package static func designName(_ design: String) -> String { DocumentTables.designName(design) }
 
     /// The runner, or CouchDB's `os_process_error` saying what needs one.
     private func requireRunner(_ what: String) throws -> any DesignFunctionRunner {
@@ -189,10 +194,14 @@ extension DocumentDatabase {
     /// a server admin (`_admin`), or named in `_security.admins` by name or
     /// role.
     func isDatabaseAdmin(_ userContext: JSON?) throws -> Bool {
-        let user = userContext ?? Self.appUserContext
+        try Self.isAdmin(userContext ?? Self.appUserContext, security: metadata("_security"))
+    }
+
+    /// Whether `user` is an admin of a database with `security`.
+    static func isAdmin(_ user: JSON, security: JSON?) -> Bool {
         let roles = Set((user["roles"]?.arrayValue ?? []).compactMap(\.stringValue))
         if roles.contains("_admin") { return true }
-        let admins = try metadata("_security")?["admins"]
+        let admins = security?["admins"]
         if let name = user["name"]?.stringValue, (admins?["names"]?.arrayValue ?? []).contains(.string(name)) { return true }
         return (admins?["roles"]?.arrayValue ?? []).contains { $0.stringValue.map(roles.contains) ?? false }
     }

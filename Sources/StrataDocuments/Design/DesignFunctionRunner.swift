@@ -165,6 +165,11 @@ extension DocumentDatabase {
             if id.hasPrefix(DocumentTables.designPrefix) {
                 // Validators read before this write may be gone after it.
                 pass.stored = nil
+                // CouchDB's rule, whatever door the write came through: a
+                // design document is a database admin's to write.
+                if userContext != nil, !DocumentDatabase.isAdmin(user, security: try tables.meta(db, "_security")) {
+                    throw DocumentError(user["name"]?.stringValue == nil ? .unauthorized : .forbidden, "You are not a db or server admin.")
+                }
             } else {
                 let stored = try pass.stored ?? registry.storedValidators(db, tables)
                 pass.stored = stored
