@@ -114,7 +114,7 @@ let package = Package(
         // The pool of query-server processes that runs design documents'
         // JavaScript for a DocumentDatabase: apart from the server, since it
         // starts processes (iOS has no Foundation.Process).
-        .target(name: "StrataQueryServers", dependencies: ["StrataDocuments"]),
+        .target(name: "StrataQueryServers", dependencies: ["Strata", "StrataDocuments"]),
         // CouchDB's HTTP API over a folder of document databases.
         .target(
             name: "StrataServer",
@@ -134,7 +134,7 @@ let package = Package(
         ),
         // A client for CouchDB-protocol servers and the replicator, over
         // Foundation's URLSession: depends on the documents store only.
-        .target(name: "StrataSync", dependencies: ["StrataDocuments"]),
+        .target(name: "StrataSync", dependencies: ["Strata", "StrataDocuments"]),
         .executableTarget(
             name: "StrataCLI",
             dependencies: [

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Strata
 import StrataDocuments
 
 // A target of its own: it starts processes (Foundation's `Process`), which
@@ -22,15 +23,14 @@ import StrataDocuments
 /// `Object.prototype`) sees another database's documents. Calls wait on
 /// threads of their own (``functionQueue``), never on the threads that
 /// requests needing no JavaScript use.
-public final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
-    // @unchecked: `idle` is only touched under `lock`; a process is used by
-    // one call at a time (taken from `idle`, given back after).
+public final class QueryServers: DesignFunctionRunner, Sendable {
+    // A process is used by one call at a time (taken from `idle`, given
+    // back after).
     /// The executable and its arguments.
     public let command: [String]
     /// How long one function call may run.
     public let timeLimit: Duration
-    private let lock = NSLock()
-    private var idle: [QueryProcess] = []
+    private let idle = Locked<[QueryProcess]>([])
     private let keptIdle = 8
 
     /// - Parameters:
@@ -61,7 +61,7 @@ public final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
     /// An idle process, the tenant's own when there is one; a process that
     /// served another tenant gets a new heap first.
     private func process(for tenant: String) throws -> QueryProcess {
-        let kept = lock.withLock { () -> QueryProcess? in
+        let kept = idle.withLock { idle -> QueryProcess? in
             if let index = idle.lastIndex(where: { $0.tenant == tenant }) { return idle.remove(at: index) }
             return idle.popLast()
         }
@@ -113,7 +113,7 @@ public final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
     /// Keeps a process that answered for the next calls, or stops it when
     /// enough are kept.
     private func giveBack(_ process: QueryProcess) {
-        lock.withLock { if idle.count < keptIdle { idle.append(process) } else { process.stop() } }
+        idle.withLock { idle in if idle.count < keptIdle { idle.append(process) } else { process.stop() } }
     }
 
     /// Throws the function's own error when the answer is
@@ -186,7 +186,7 @@ public final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
 
     /// Stops the idle processes (the server is shutting down).
     public func stopAll() {
-        let all = lock.withLock { () -> [QueryProcess] in
+        let all = idle.withLock { idle -> [QueryProcess] in
             defer { idle.removeAll() }
             return idle
         }
@@ -196,8 +196,8 @@ public final class QueryServers: DesignFunctionRunner, @unchecked Sendable {
 
 /// One `strata query-server` process and its pipes.
 final class QueryProcess: @unchecked Sendable {
-    // @unchecked: used by one call at a time (see QueryServers); `finished`
-    // is shared with the watchdog under `lock`.
+    // @unchecked: used by one call at a time (see QueryServers); `timedOut`
+    // is shared with the watchdog under its lock.
     let process = Process()
     let input: FileHandle
     let output: FileHandle
@@ -206,8 +206,7 @@ final class QueryProcess: @unchecked Sendable {
     /// The database whose functions the process's heap has run, if any.
     var tenant: String?
     private var buffer: [UInt8] = []
-    private let lock = NSLock()
-    private var timedOut = false
+    private let timedOut = Locked(false)
 
     init(command: [String]) throws {
         guard let executable = command.first else {
@@ -239,14 +238,14 @@ final class QueryProcess: @unchecked Sendable {
         }
         let pid = process.processIdentifier
         let deadline = DispatchWorkItem { [self] in
-            lock.withLock { timedOut = true }
+            timedOut.value = true
             kill(pid, SIGKILL)
         }
         let (seconds, attoseconds) = timeLimit.components
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)), execute: deadline)
         defer { deadline.cancel() }
         guard let answer = readLine() else {
-            let timedOut = lock.withLock { self.timedOut }
+            let timedOut = self.timedOut.value
             throw DocumentError(status: 500, error: "os_process_error",
                                 reason: timedOut ? "OS process timed out after \(timeLimit)." : "the query server exited")
         }

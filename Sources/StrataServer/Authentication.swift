@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Strata
 import StrataDocuments
 import _CryptoExtras
 
@@ -123,11 +124,9 @@ func constantTimeEqual(_ x: [UInt8], _ y: [UInt8]) -> Bool {
 /// wrong passwords waits there instead of taking the threads every other
 /// request needs; a stored hash asking for more than
 /// ``CouchServer/maximumPasswordIterations`` rounds is refused unhashed.
-final class Authenticator: @unchecked Sendable {
-    // @unchecked: `admins` and `verified` are only touched under `lock`.
-    private let lock = NSLock()
-    private var admins: [String: PasswordHash]
-    private var verified: [String: (hash: PasswordHash, proof: [UInt8])] = [:]
+final class Authenticator: Sendable {
+    private let admins: Locked<[String: PasswordHash]>
+    private let verified = Locked<[String: (hash: PasswordHash, proof: [UInt8])]>([:])
     /// Rounds for passwords hashed here (admins given in plain text, users' `password`).
     let iterations: Int
     /// The most rounds a stored hash may ask for.
@@ -142,14 +141,14 @@ final class Authenticator: @unchecked Sendable {
 
     init(admins: [String: PasswordHash], iterations: Int, maximumIterations: Int,
          userDocument: @escaping @Sendable (String) -> JSONObject?) {
-        self.admins = admins
+        self.admins = Locked(admins)
         self.iterations = iterations
         self.maximumIterations = maximumIterations
         self.userDocument = userDocument
         decoy = PasswordHash(password: UUID().uuidString, iterations: iterations)
     }
 
-    var hasAdmins: Bool { lock.withLock { !admins.isEmpty } }
+    var hasAdmins: Bool { admins.withLock { !$0.isEmpty } }
 
     /// Runs `body` (a PBKDF2 derivation) on the hashing queue.
     func hash<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
@@ -170,7 +169,7 @@ final class Authenticator: @unchecked Sendable {
             return nil
         }
         let proof = Array(SHA256.hash(data: Array((hash.salt + "\u{0}" + password).utf8)))
-        if let known = lock.withLock({ verified[key] }), known.hash == hash {
+        if let known = verified.withLock({ $0[key] }), known.hash == hash {
             return constantTimeEqual(known.proof, proof) ? user : nil
         }
         // A hash that asks for more rounds than allowed is not computed:
@@ -184,13 +183,13 @@ final class Authenticator: @unchecked Sendable {
             return hash.matches(password)
         }
         guard matches else { return nil }
-        lock.withLock { verified[key] = (hash, proof) }
+        verified.withLock { $0[key] = (hash, proof) }
         return user
     }
 
     /// The stored hash of `name` and who it signs in as.
     private func account(_ name: String) -> (key: String, hash: PasswordHash, user: UserContext)? {
-        if let admin = lock.withLock({ admins[name] }) {
+        if let admin = admins.withLock({ $0[name] }) {
             return ("admin:" + name, admin, UserContext(name: name, roles: ["_admin"], salt: admin.salt))
         }
         guard let doc = userDocument(name), doc["_deleted"]?.boolValue != true,

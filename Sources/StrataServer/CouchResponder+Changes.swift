@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 import Hummingbird
 import HTTPTypes
 import NIOCore
@@ -257,10 +258,9 @@ extension CouchResponder {
 }
 
 /// When a live feed last saw a change: its timeout counts from there.
-private final class LastChange: @unchecked Sendable {
-    private let lock = NSLock()
-    private var last = ContinuousClock.now
+private final class LastChange: Sendable {
+    private let last = Locked(ContinuousClock.now)
 
-    var instant: ContinuousClock.Instant { lock.withLock { last } }
-    func now() { lock.withLock { last = .now } }
+    var instant: ContinuousClock.Instant { last.value }
+    func now() { last.withLock { $0 = .now } }
 }

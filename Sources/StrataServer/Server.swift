@@ -163,20 +163,22 @@ public final class CouchServer: Sendable {
 }
 
 /// Opens each database's file once and keeps it open.
-final class DatabaseRegistry: DatabaseResolver, @unchecked Sendable {
-    // @unchecked: `open` is only touched under `lock`.
+final class DatabaseRegistry: DatabaseResolver, Sendable {
     let directory: URL
-    private let lock = NSLock()
-    private var open: [String: DocumentDatabase] = [:]
-    private var securityObjects: [String: SecurityObject] = [:]
-    /// Swift design functions, by database then design name, given to each
-    /// database when it is opened.
-    private var designs: [String: [String: DesignFunctions]] = [:]
+    private struct State {
+        var open: [String: DocumentDatabase] = [:]
+        var securityObjects: [String: SecurityObject] = [:]
+        /// Swift design functions, by database then design name, given to
+        /// each database when it is opened.
+        var designs: [String: [String: DesignFunctions]] = [:]
+    }
+
+    private let state = Locked(State())
 
     func register(database name: String, design: String, _ functions: DesignFunctions?) throws {
-        let db = lock.withLock { () -> DocumentDatabase? in
-            designs[name, default: [:]][design] = functions
-            return open[name]
+        let db = state.withLock { state -> DocumentDatabase? in
+            state.designs[name, default: [:]][design] = functions
+            return state.open[name]
         }
         try db?.register(design: design, functions)
     }
@@ -184,27 +186,27 @@ final class DatabaseRegistry: DatabaseResolver, @unchecked Sendable {
     /// An open database and its `_security` when both are in memory, so a
     /// request needs no file access to find them.
     func opened(_ name: String) -> (DocumentDatabase, SecurityObject)? {
-        lock.withLock {
-            guard let db = open[name], let security = securityObjects[name] else { return nil }
+        state.withLock { state in
+            guard let db = state.open[name], let security = state.securityObjects[name] else { return nil }
             return (db, security)
         }
     }
 
     /// A database's `_security`, read once and kept until it is written.
     func security(_ name: String) throws -> SecurityObject {
-        if let known = lock.withLock({ securityObjects[name] }) { return known }
+        if let known = state.withLock({ $0.securityObjects[name] }) { return known }
         let security = SecurityObject(try database(name).metadata("_security"))
         // A write that landed meanwhile wins over what was read before it.
-        return lock.withLock {
-            if let newer = securityObjects[name] { return newer }
-            securityObjects[name] = security
+        return state.withLock { state in
+            if let newer = state.securityObjects[name] { return newer }
+            state.securityObjects[name] = security
             return security
         }
     }
 
     func setSecurity(_ security: JSONObject, of name: String) throws {
         try database(name).setSecurity(security)
-        lock.withLock { securityObjects[name] = SecurityObject(.object(security)) }
+        state.withLock { $0.securityObjects[name] = SecurityObject(.object(security)) }
     }
 
     /// What runs each database's design-document JavaScript (the engine
@@ -218,9 +220,9 @@ final class DatabaseRegistry: DatabaseResolver, @unchecked Sendable {
 
     /// A database as the registry keeps it: the server's functions and
     /// runner given to the engine.
-    private func prepared(_ db: DocumentDatabase, _ name: String) throws -> DocumentDatabase {
+    private func prepared(_ db: DocumentDatabase, _ name: String, _ designs: [String: DesignFunctions]) throws -> DocumentDatabase {
         db.setDesignFunctionRunner(runner, databaseName: name)
-        for (design, functions) in designs[name] ?? [:] { try db.register(design: design, functions) }
+        for (design, functions) in designs { try db.register(design: design, functions) }
         return db
     }
 
@@ -251,17 +253,17 @@ final class DatabaseRegistry: DatabaseResolver, @unchecked Sendable {
     }
 
     func exists(_ name: String) -> Bool {
-        lock.withLock { open[name] != nil } || FileManager.default.fileExists(atPath: url(name).path)
+        state.withLock { $0.open[name] != nil } || FileManager.default.fileExists(atPath: url(name).path)
     }
 
     func database(_ name: String) throws -> DocumentDatabase {
-        try lock.withLock {
-            if let db = open[name] { return db }
+        try state.withLock { state in
+            if let db = state.open[name] { return db }
             guard FileManager.default.fileExists(atPath: url(name).path) else {
                 throw DocumentError(.notFound, "Database does not exist.")
             }
-            let db = try prepared(DocumentDatabase(path: url(name).path), name)
-            open[name] = db
+            let db = try prepared(DocumentDatabase(path: url(name).path), name, state.designs[name] ?? [:])
+            state.open[name] = db
             return db
         }
     }
@@ -273,27 +275,27 @@ final class DatabaseRegistry: DatabaseResolver, @unchecked Sendable {
         guard DatabaseRegistry.isValidName(name) else {
             throw DocumentError(.illegalDatabaseName, "Name: '\(name)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.")
         }
-        try lock.withLock {
-            if open[name] != nil || FileManager.default.fileExists(atPath: url(name).path) {
+        try state.withLock { state in
+            if state.open[name] != nil || FileManager.default.fileExists(atPath: url(name).path) {
                 throw DocumentError(.fileExists, "The database could not be created, the file already exists.")
             }
-            open[name] = try prepared(DocumentDatabase(path: url(name).path), name)
+            state.open[name] = try prepared(DocumentDatabase(path: url(name).path), name, state.designs[name] ?? [:])
         }
     }
 
     /// The name an open database is kept under.
     func name(of db: DocumentDatabase) -> String? {
-        lock.withLock { open.first { $0.value === db }?.key }
+        state.withLock { $0.open.first { $0.value === db }?.key }
     }
 
     func delete(_ name: String) throws {
-        try lock.withLock {
+        try state.withLock { state in
             let path = url(name).path
-            guard open[name] != nil || FileManager.default.fileExists(atPath: path) else {
+            guard state.open[name] != nil || FileManager.default.fileExists(atPath: path) else {
                 throw DocumentError(.notFound, "Database does not exist.")
             }
-            securityObjects[name] = nil
-            if let db = open.removeValue(forKey: name) {
+            state.securityObjects[name] = nil
+            if let db = state.open.removeValue(forKey: name) {
                 try? (db.writer as? DatabasePoolClosing)?.closeAll()
             }
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -322,19 +324,17 @@ extension DatabasePool: DatabasePoolClosing {
 /// not for a user context: each request reads the account again (see
 /// ``Authenticator/sessionUser(name:salt:)``), so a changed password or a
 /// deleted account ends the session and changed roles apply at once.
-final class SessionStore: @unchecked Sendable {
-    // @unchecked: `tokens` is only touched under `lock`.
-    private let lock = NSLock()
-    private var tokens: [String: (name: String, salt: String)] = [:]
+final class SessionStore: Sendable {
+    private let tokens = Locked<[String: (name: String, salt: String)]>([:])
 
     func make(for user: UserContext) -> String {
         let token = (0..<32).map { _ in UInt8.random(in: 0...255) }.hexString
-        if let name = user.name, let salt = user.salt { lock.withLock { tokens[token] = (name, salt) } }
+        if let name = user.name, let salt = user.salt { tokens.withLock { $0[token] = (name, salt) } }
         return token
     }
 
-    func session(for token: String) -> (name: String, salt: String)? { lock.withLock { tokens[token] } }
-    func remove(_ token: String) { lock.withLock { _ = tokens.removeValue(forKey: token) } }
+    func session(for token: String) -> (name: String, salt: String)? { tokens.withLock { $0[token] } }
+    func remove(_ token: String) { tokens.withLock { _ = $0.removeValue(forKey: token) } }
 }
 
 /// Runs blocking SQLite work off Swift's cooperative pool.

@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -46,8 +47,8 @@ public final class CouchClient: Sendable {
     public let authentication: RemoteAuthentication
     let session: URLSession
     /// The `AuthSession` cookie.
-    private let cookieJar = Box<String?>(nil)
-    private let requestObserver = Box<(@Sendable (String) -> Void)?>(nil)
+    private let cookieJar = Locked<String?>(nil)
+    private let requestObserver = Locked<(@Sendable (String) -> Void)?>(nil)
 
     /// A client for the server at `url`. Credentials in the URL
     /// (`http://admin:secret@host:5984`) become Basic authentication unless
@@ -282,40 +283,30 @@ public final class CouchClient: Sendable {
     }
 }
 
-/// A value shared by every request of a client, or by copies of a value.
-final class Box<Value>: @unchecked Sendable {
-    // @unchecked: `stored` is only touched under `lock`.
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-}
-
 /// A request's `URLSessionDataTask`, cancelled from a queue of its own
 /// (never inside Swift's cancellation handler, see `load`), even when the
 /// cancellation comes before the request starts.
-private final class PendingRequest: @unchecked Sendable {
-    // @unchecked: `task` and `cancelled` are only touched under `lock`.
-    private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
+private final class PendingRequest: Sendable {
+    private struct State {
+        var task: URLSessionDataTask?
+        var cancelled = false
+    }
+
+    private let state = Locked(State())
 
     func start(_ task: URLSessionDataTask) {
-        let cancelNow = lock.withLock {
-            self.task = task
-            return cancelled
+        let cancelNow = state.withLock {
+            $0.task = task
+            return $0.cancelled
         }
         task.resume()
         if cancelNow { DispatchQueue.global().async { task.cancel() } }
     }
 
     func cancel() {
-        let task = lock.withLock {
-            cancelled = true
-            return self.task
+        let task = state.withLock {
+            $0.cancelled = true
+            return $0.task
         }
         if let task { DispatchQueue.global().async { task.cancel() } }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -22,7 +23,7 @@ public struct RemoteDatabase: DocumentStore {
     public let name: String
 
     /// Whether `_bulk_get` answered (see ``openRevisions(_:options:)``).
-    let bulkGetWorks = Box(true)
+    let bulkGetWorks = Locked(true)
 
     /// The database's URL, without credentials.
     public var url: URL { client.url([name]) }

@@ -1,10 +1,10 @@
 import Foundation
+import Strata
 import StrataDocuments
 
 /// Continuous replications started with `POST /_replicate`, by id, until
 /// cancelled or the server stops.
-package final class ReplicationJobs: @unchecked Sendable {
-    // @unchecked: `jobs` is only touched under `lock`.
+package final class ReplicationJobs: Sendable {
     struct Job {
         var task: Task<Void, Never>
         var source: String
@@ -18,11 +18,10 @@ package final class ReplicationJobs: @unchecked Sendable {
 
     package init() {}
 
-    private let lock = NSLock()
-    private var jobs: [String: Job] = [:]
+    private let jobs = Locked<[String: Job]>([:])
 
     package func start(id: String, source: String, target: String, localDatabases: Set<String> = [], _ replicator: Replicator) -> Bool {
-        lock.withLock {
+        jobs.withLock { jobs in
             if jobs[id] != nil { return false }
             let task = Task { [weak self] in
                 let jobs = self
@@ -39,11 +38,11 @@ package final class ReplicationJobs: @unchecked Sendable {
     }
 
     private func update(_ id: String, _ change: (inout Job) -> Void) {
-        lock.withLock { if jobs[id] != nil { change(&jobs[id]!) } }
+        jobs.withLock { jobs in if jobs[id] != nil { change(&jobs[id]!) } }
     }
 
     package func cancel(_ id: String) -> Bool {
-        let job = lock.withLock { jobs.removeValue(forKey: id) }
+        let job = jobs.withLock { $0.removeValue(forKey: id) }
         job?.task.cancel()
         return job != nil
     }
@@ -52,7 +51,7 @@ package final class ReplicationJobs: @unchecked Sendable {
     /// just deleted (CouchDB drops them too; left running they would fail
     /// on a closed file forever).
     package func databaseDeleted(_ name: String) {
-        let ended = lock.withLock { () -> [Job] in
+        let ended = jobs.withLock { jobs -> [Job] in
             let ids = jobs.filter { $0.value.localDatabases.contains(name) }.map(\.key)
             return ids.compactMap { jobs.removeValue(forKey: $0) }
         }
@@ -60,7 +59,7 @@ package final class ReplicationJobs: @unchecked Sendable {
     }
 
     package func cancelAll() {
-        let all = lock.withLock { () -> [Job] in
+        let all = jobs.withLock { jobs -> [Job] in
             defer { jobs.removeAll() }
             return Array(jobs.values)
         }
@@ -69,7 +68,7 @@ package final class ReplicationJobs: @unchecked Sendable {
 
     /// `_active_tasks` entries, CouchDB's shape.
     package func activeTasks() -> [JSON] {
-        lock.withLock {
+        jobs.withLock { jobs in
             jobs.sorted { $0.key < $1.key }.map { id, job in
                 .object(Self.task(id: id, source: job.source, target: job.target, continuous: true,
                                   started: job.started, progress: job.progress, error: job.error))
@@ -79,7 +78,7 @@ package final class ReplicationJobs: @unchecked Sendable {
 
     /// `_scheduler/jobs` entries.
     package func schedulerJobs() -> [JSON] {
-        lock.withLock {
+        jobs.withLock { jobs in
             jobs.sorted { $0.key < $1.key }.map { id, job in
                 .object(Self.job(id: id, docID: nil, source: job.source, target: job.target, started: job.started,
                                  progress: job.progress, error: job.error))

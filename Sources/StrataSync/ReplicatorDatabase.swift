@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 import StrataDocuments
 
 /// The `_replicator` database, as CouchDB 3's scheduling replicator runs it:
@@ -13,8 +14,7 @@ import StrataDocuments
 /// Jobs start again when the server starts, continuous ones from their
 /// checkpoints. Documents in a terminal state are left alone; design and
 /// `_local` documents are ignored.
-package final class ReplicatorDatabase: @unchecked Sendable {
-    // @unchecked: `documents` and `follower` are only touched under `lock`.
+package final class ReplicatorDatabase: Sendable {
     package static let name = "_replicator"
 
     /// What the scheduler knows of one replication document.
@@ -33,9 +33,8 @@ package final class ReplicatorDatabase: @unchecked Sendable {
         var task: Task<Void, Never>?
     }
 
-    private let lock = NSLock()
-    private var documents: [String: Entry] = [:]
-    private var follower: Task<Void, Never>?
+    private let documents = Locked<[String: Entry]>([:])
+    private let follower = Locked<Task<Void, Never>?>(nil)
     /// How long a crashed job waits before its next try, doubled each time up
     /// to `maximumBackoff`.
     let initialBackoff: Duration
@@ -71,7 +70,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
     /// Follows `_replicator` until cancelled; starts again from the first
     /// change when the database is deleted and made again (`reset`).
     package func start(_ server: any DatabaseResolver) {
-        lock.withLock {
+        follower.withLock { follower in
             follower?.cancel()
             follower = Task { [weak self, weak server] in
                 while !Task.isCancelled, let self, let server {
@@ -91,7 +90,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
     }
 
     package func stopAll() {
-        let tasks = lock.withLock { () -> [Task<Void, Never>] in
+        let tasks = documents.withLock { documents -> [Task<Void, Never>] in
             defer { documents.removeAll() }
             return documents.values.compactMap(\.task)
         }
@@ -99,7 +98,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
     }
 
     package func stop() {
-        lock.withLock { follower?.cancel() }
+        follower.value?.cancel()
         stopAll()
     }
 
@@ -143,7 +142,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
     }
 
     private func remove(_ id: String) {
-        let entry = lock.withLock { documents.removeValue(forKey: id) }
+        let entry = documents.withLock { $0.removeValue(forKey: id) }
         entry?.task?.cancel()
     }
 
@@ -151,7 +150,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
         guard let id = document["_id"]?.stringValue else { return }
         let fingerprint = Self.fingerprint(document)
         let state = document["_replication_state"]?.stringValue
-        let previous = lock.withLock { documents[id] }
+        let previous = documents.withLock { $0[id] }
         if let previous, previous.fingerprint == fingerprint {
             // Already running, or the terminal state this scheduler wrote.
             // (A finished document whose state was removed runs again.)
@@ -165,7 +164,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
             // Finished before: shown, never run again (as CouchDB).
             var entry = Entry(fingerprint: fingerprint, source: source, target: target, state: state!)
             entry.error = document["_replication_state_reason"]?.stringValue
-            lock.withLock { documents[id] = entry }
+            documents.withLock { $0[id] = entry }
             return
         }
         let request: ReplicationRequest
@@ -180,7 +179,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
                                     options: options)
         } catch {
             let reason = (error as? DocumentError)?.reason ?? "\(error)"
-            lock.withLock { documents[id] = Entry(fingerprint: fingerprint, source: source, target: target, state: "failed", error: reason) }
+            documents.withLock { $0[id] = Entry(fingerprint: fingerprint, source: source, target: target, state: "failed", error: reason) }
             Task { await self.finish(id, fingerprint: fingerprint, db: db, fields: [
                 "_replication_state": "failed", "_replication_state_reason": .string(reason),
             ]) }
@@ -189,7 +188,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
         var entry = Entry(fingerprint: fingerprint, replicationID: request.id, source: source, target: target, state: "running")
         entry.continuous = request.options.continuous
         entry.task = Task { [weak self] in await self?.run(replicator, id: id, fingerprint: fingerprint, db: db) }
-        lock.withLock { documents[id] = entry }
+        documents.withLock { $0[id] = entry }
     }
 
     /// Runs one document's job: again after a back-off when it fails, until
@@ -228,7 +227,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
     }
 
     private func update(_ id: String, _ fingerprint: String, _ change: (inout Entry) -> Void) {
-        lock.withLock {
+        documents.withLock { documents in
             guard documents[id]?.fingerprint == fingerprint else { return }
             change(&documents[id]!)
             documents[id]!.updated = Date()
@@ -262,13 +261,13 @@ package final class ReplicatorDatabase: @unchecked Sendable {
 
     /// `_scheduler/docs` entries, by document id.
     package func schedulerDocuments() -> [JSON] {
-        lock.withLock {
+        documents.withLock { documents in
             documents.sorted { $0.key < $1.key }.map { id, entry in Self.schedulerDocument(id, entry) }
         }
     }
 
     package func schedulerDocument(_ id: String) -> JSON? {
-        lock.withLock { documents[id].map { Self.schedulerDocument(id, $0) } }
+        documents.withLock { $0[id].map { Self.schedulerDocument(id, $0) } }
     }
 
     private static func schedulerDocument(_ id: String, _ entry: Entry) -> JSON {
@@ -308,7 +307,7 @@ package final class ReplicatorDatabase: @unchecked Sendable {
     }
 
     private func running() -> [(docID: String, entry: Entry)] {
-        lock.withLock {
+        documents.withLock { documents in
             documents.sorted { $0.key < $1.key }.filter { $0.value.state == "running" || $0.value.state == "crashing" }
                 .map { (docID: $0.key, entry: $0.value) }
         }

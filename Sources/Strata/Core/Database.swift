@@ -404,30 +404,25 @@ extension Database: Sendable {}
 /// an open transaction may have been rolled back.
 ///
 /// See <https://www.sqlite.org/c3ref/interrupt.html>.
-// @unchecked: the handle is read and cleared only under `lock`, and
-// sqlite3_interrupt is safe to call from any thread while the connection is open.
-public final class DatabaseInterruptHandle: @unchecked Sendable {
-    private let lock = NSLock()
-    private var sqliteConnection: OpaquePointer?
+// The handle is read and cleared only under its lock, and sqlite3_interrupt
+// is safe to call from any thread while the connection is open.
+public final class DatabaseInterruptHandle: Sendable {
+    private let sqliteConnection: Locked<OpaquePointer?>
 
     init(_ sqliteConnection: OpaquePointer) {
-        self.sqliteConnection = sqliteConnection
+        self.sqliteConnection = Locked(sqliteConnection)
     }
 
     /// Interrupts the statement running on the connection, if any. Does
     /// nothing once the connection is closed.
     public func interrupt() {
-        lock.lock()
-        defer { lock.unlock() }
-        if let sqliteConnection {
-            sqlite3_interrupt(sqliteConnection)
+        sqliteConnection.withLock { connection in
+            if let connection { sqlite3_interrupt(connection) }
         }
     }
 
     func invalidate() {
-        lock.lock()
-        sqliteConnection = nil
-        lock.unlock()
+        sqliteConnection.withLock { $0 = nil }
     }
 }
 

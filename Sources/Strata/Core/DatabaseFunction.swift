@@ -148,21 +148,16 @@ public final class DatabaseCollation: @unchecked Sendable {
 /// The collations of ``DatabaseCollation/registerForEveryConnection(_:)``,
 /// given to a connection by SQLite's `sqlite3_collation_needed` callback,
 /// which every connection installs when it opens.
-final class EveryConnectionCollations: @unchecked Sendable {
+final class EveryConnectionCollations: Sendable {
     static let shared = EveryConnectionCollations()
-    private let lock = NSLock()
-    private var collations: [String: DatabaseCollation] = [:]
+    private let collations = Locked<[String: DatabaseCollation]>([:])
 
     func register(_ collation: DatabaseCollation) {
-        lock.lock()
-        collations[collation.name.lowercased()] = collation
-        lock.unlock()
+        collations.withLock { $0[collation.name.lowercased()] = collation }
     }
 
     func collation(named name: String) -> DatabaseCollation? {
-        lock.lock()
-        defer { lock.unlock() }
-        return collations[name.lowercased()]
+        collations.withLock { $0[name.lowercased()] }
     }
 
     /// Installs the callback on a connection that has just opened.

@@ -3,9 +3,7 @@ import Foundation
 /// Hands the committed changes of a queue's or pool's writer connection to
 /// the observers registered for their tables. One per writer connection,
 /// kept in the connection's layer storage (see ``SerializedDatabase/changeCenter()``).
-// @unchecked: `observers`, `nextID` and `isFinished` are only touched under
-// `lock`.
-final class ChangeCenter: @unchecked Sendable {
+final class ChangeCenter: Sendable {
     private struct Observer {
         /// Lower-cased table names; nil observes every table.
         var tables: Set<String>?
@@ -15,11 +13,14 @@ final class ChangeCenter: @unchecked Sendable {
         let continuation: AsyncStream<[DatabaseEvent]>.Continuation
     }
 
-    private let lock = NSLock()
-    private var observers: [Int: Observer] = [:]
-    private var nextID = 0
-    /// Set when the connection closes: later observers end at once.
-    private var isFinished = false
+    private struct State {
+        var observers: [Int: Observer] = [:]
+        var nextID = 0
+        /// Set when the connection closes: later observers end at once.
+        var isFinished = false
+    }
+
+    private let state = Locked(State())
 
     /// Registers an observer; its stream yields the changes of each committed
     /// transaction that touched one of `tables` (or any table when nil).
@@ -29,11 +30,11 @@ final class ChangeCenter: @unchecked Sendable {
     func register(tables: Set<String>?, coalescing: Bool) -> (Int, AsyncStream<[DatabaseEvent]>) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: [DatabaseEvent].self, bufferingPolicy: coalescing ? .bufferingNewest(1) : .unbounded)
-        let id: Int? = lock.withLock {
-            if isFinished { return nil }
-            nextID += 1
-            observers[nextID] = Observer(tables: tables?.lowercasedSet, acceptsTableWrites: coalescing, continuation: continuation)
-            return nextID
+        let id: Int? = state.withLock { state in
+            if state.isFinished { return nil }
+            state.nextID += 1
+            state.observers[state.nextID] = Observer(tables: tables?.lowercasedSet, acceptsTableWrites: coalescing, continuation: continuation)
+            return state.nextID
         }
         guard let id else {
             continuation.finish()
@@ -44,20 +45,20 @@ final class ChangeCenter: @unchecked Sendable {
     }
 
     func setTables(_ tables: Set<String>?, for id: Int) {
-        lock.withLock { observers[id]?.tables = tables?.lowercasedSet }
+        state.withLock { $0.observers[id]?.tables = tables?.lowercasedSet }
     }
 
     func unregister(_ id: Int) {
-        let observer = lock.withLock { observers.removeValue(forKey: id) }
+        let observer = state.withLock { $0.observers.removeValue(forKey: id) }
         observer?.continuation.finish()
     }
 
     /// Ends every observer's stream, and those registered later.
     func finishAll() {
-        let all = lock.withLock {
-            isFinished = true
-            defer { observers = [:] }
-            return Array(observers.values)
+        let all = state.withLock { state in
+            state.isFinished = true
+            defer { state.observers = [:] }
+            return Array(state.observers.values)
         }
         all.forEach { $0.continuation.finish() }
     }
@@ -68,7 +69,7 @@ final class ChangeCenter: @unchecked Sendable {
     /// with no event, which a query observer takes as "fetch again".
     func deliver(_ transactions: [TransactionChanges]) {
         guard !transactions.isEmpty else { return }
-        let current = lock.withLock { Array(observers.values) }
+        let current = state.withLock { Array($0.observers.values) }
         for transaction in transactions {
             for observer in current {
                 let events: [DatabaseEvent]

@@ -32,21 +32,17 @@ public final class DatabaseCancellable: Sendable {
 }
 
 /// A flag set once, read from any thread.
-// @unchecked: `value` is only touched under `lock`.
-final class CancellationFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
+final class CancellationFlag: Sendable {
+    private let flag = Locked(false)
+    var isSet: Bool { flag.value }
+    func set() { flag.withLock { $0 = true } }
 }
 
 /// The observing task, cancelled by whoever comes first.
-// @unchecked: `task` is only touched under `lock`.
-private final class LockedTask: @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: Task<Void, Never>?
-    func set(_ task: Task<Void, Never>) { lock.withLock { self.task = task } }
-    func cancel() { lock.withLock { task }?.cancel() }
+private final class LockedTask: Sendable {
+    private let task = Locked<Task<Void, Never>?>(nil)
+    func set(_ task: Task<Void, Never>) { self.task.withLock { $0 = task } }
+    func cancel() { task.value?.cancel() }
 }
 
 extension ValueObservation {

@@ -14,19 +14,18 @@ struct RecordSchema: Sendable {
 
     var columns: [Column]
 
-    private nonisolated(unsafe) static var cache: [ObjectIdentifier: RecordSchema] = [:]
-    private static let cacheLock = NSLock()
+    private static let cache = Locked<[ObjectIdentifier: RecordSchema]>([:])
 
     /// The schema of a record type, derived once and cached.
     static func of<T: DatabaseRecord>(_ type: T.Type) throws -> RecordSchema {
         let key = ObjectIdentifier(type)
-        if let schema = cacheLock.withLock({ cache[key] }) { return schema }
+        if let schema = cache.withLock({ $0[key] }) { return schema }
         if let generated = T._generatedColumns {
             // `@Record` wrote the columns at compile time.
             let schema = RecordSchema(columns: generated.map {
                 Column(name: $0.name, declaredType: $0.declaredType, isOptional: $0.isOptional, isJSON: $0.isJSON)
             })
-            cacheLock.withLock { cache[key] = schema }
+            cache.withLock { $0[key] = schema }
             return schema
         }
         let recorder = SchemaRecorder()
@@ -42,7 +41,7 @@ struct RecordSchema: Sendable {
         }
         let ignored = T.databaseIgnoredColumns
         let schema = RecordSchema(columns: recorder.columns.filter { !ignored.contains($0.name) })
-        cacheLock.withLock { cache[key] = schema }
+        cache.withLock { $0[key] = schema }
         return schema
     }
 }

@@ -84,32 +84,33 @@ public struct DesignFunctions: Sendable {
 }
 
 /// The designs registered on one database.
-final class FunctionRegistry: @unchecked Sendable {
-    // @unchecked: `designs`, `runner`, `databaseName` and `stored` are only
-    // touched under `lock`.
-    private let lock = NSLock()
-    private var designs: [String: DesignFunctions] = [:]
-    private var javaScript: (any DesignFunctionRunner)?
-    private var contextName: String?
-    private var stored: StoredValidators?
+final class FunctionRegistry: Sendable {
+    private struct State {
+        var designs: [String: DesignFunctions] = [:]
+        var runner: (any DesignFunctionRunner)?
+        var databaseName: String?
+        var stored: StoredValidators?
+    }
+
+    private let state = Locked(State())
 
     func setRunner(_ runner: (any DesignFunctionRunner)?, databaseName: String?) {
-        lock.withLock {
-            javaScript = runner
-            contextName = databaseName
+        state.withLock {
+            $0.runner = runner
+            $0.databaseName = databaseName
         }
     }
-    var runner: (any DesignFunctionRunner)? { lock.withLock { javaScript } }
-    var databaseName: String? { lock.withLock { contextName } }
+    var runner: (any DesignFunctionRunner)? { state.withLock { $0.runner } }
+    var databaseName: String? { state.withLock { $0.databaseName } }
     var cachedValidators: StoredValidators? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { state.withLock { $0.stored } }
+        set { state.withLock { $0.stored = newValue } }
     }
 
-    func set(_ name: String, _ functions: DesignFunctions?) { lock.withLock { designs[name] = functions } }
-    func get(_ name: String) -> DesignFunctions? { lock.withLock { designs[name] } }
+    func set(_ name: String, _ functions: DesignFunctions?) { state.withLock { $0.designs[name] = functions } }
+    func get(_ name: String) -> DesignFunctions? { state.withLock { $0.designs[name] } }
     var validators: [DesignFunctions.Validate] {
-        lock.withLock { designs.keys.sorted().compactMap { designs[$0]?.validate } }
+        state.withLock { state in state.designs.keys.sorted().compactMap { state.designs[$0]?.validate } }
     }
 }
 

@@ -1,18 +1,17 @@
 import Dispatch
 import Foundation
+import Strata
 
 /// Runs work submitted under a key in batches: items that arrive while a
 /// batch of their key runs wait, then run together in the next batch (one
 /// transaction, one commit), in the order they came; keys run apart. What
 /// group commit and update-function batching share.
-final class KeyedBatcher<Item: Sendable, Outcome: Sendable>: @unchecked Sendable {
-    // @unchecked: `queues` is only touched under `lock`.
+final class KeyedBatcher<Item: Sendable, Outcome: Sendable>: Sendable {
     /// Runs one batch: an outcome per item, in order. A thrown error fails
     /// the whole batch.
     typealias Run = @Sendable ([Item]) throws -> [Result<Outcome, any Error>]
     private typealias Waiter = (item: Item, run: Run, continuation: CheckedContinuation<Outcome, any Error>)
-    private let lock = NSLock()
-    private var queues: [String: [Waiter]] = [:]
+    private let queues = Locked<[String: [Waiter]]>([:])
     /// The most items one batch takes.
     let limit: Int
     /// Where batches run (never Swift's cooperative pool: they block).
@@ -27,7 +26,7 @@ final class KeyedBatcher<Item: Sendable, Outcome: Sendable>: @unchecked Sendable
     /// the batch (items of one key must be runnable together).
     func submit(_ key: String, _ item: Item, run: @escaping Run) async throws -> Outcome {
         try await withCheckedThrowingContinuation { continuation in
-            let start = lock.withLock { () -> Bool in
+            let start = queues.withLock { queues -> Bool in
                 if queues[key] != nil {
                     queues[key]!.append((item, run, continuation))
                     return false
@@ -41,7 +40,7 @@ final class KeyedBatcher<Item: Sendable, Outcome: Sendable>: @unchecked Sendable
 
     private func drain(_ key: String) {
         while true {
-            let batch = lock.withLock { () -> [Waiter] in
+            let batch = queues.withLock { queues -> [Waiter] in
                 let waiting = queues[key] ?? []
                 if waiting.isEmpty {
                     queues[key] = nil

@@ -233,21 +233,17 @@ extension DocumentTables {
 
 /// One lock per view group, so that one caller at a time brings an index up
 /// to date (the others wait, then find it current).
-final class ViewLocks: @unchecked Sendable {
-    // @unchecked: `locks` is only touched under `lock`.
-    private let lock = NSLock()
-    private var locks: [String: NSLock] = [:]
+final class ViewLocks: Sendable {
+    private let locks = Locked<[String: Locked<Void>]>([:])
 
     func withLock<T>(_ key: String, _ body: () throws -> T) rethrows -> T {
-        let groupLock = lock.withLock { () -> NSLock in
+        let groupLock = locks.withLock { locks -> Locked<Void> in
             if let l = locks[key] { return l }
-            let l = NSLock()
+            let l = Locked(())
             locks[key] = l
             return l
         }
-        groupLock.lock()
-        defer { groupLock.unlock() }
-        return try body()
+        return try groupLock.withLock { _ in try body() }
     }
 }
 
