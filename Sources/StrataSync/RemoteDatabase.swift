@@ -284,7 +284,7 @@ public struct RemoteDatabase: DocumentStore {
         }
         return ViewResult(totalRows: object["total_rows"]?.intValue, offset: object["offset"]?.intValue,
                           rows: object["rows"]?.arrayValue ?? [],
-                          updateSequence: object["update_seq"].flatMap { $0.intValue ?? $0.stringValue.flatMap(Self.sequenceNumber) })
+                          updateSequence: object["update_seq"].flatMap { ChangeSequence($0).number })
     }
 
     /// `POST|PUT /{db}/_design/{design}/_update/{function}[/{id}]`: runs
@@ -394,14 +394,6 @@ public struct RemoteDatabase: DocumentStore {
         return DocumentWriteResult(id: object["id"]?.stringValue ?? id ?? "", rev: rev)
     }
 
-    static func object<T: Encodable>(_ value: T) throws -> JSONObject {
-        guard case .object(var object) = try JSON(parsing: JSONEncoder().encode(value)) else {
-            throw DocumentError(.badRequest, "a document encodes as a JSON object, \(T.self) does not")
-        }
-        if object["_rev"] == .null { object["_rev"] = nil }
-        return object
-    }
-
     static func json(_ query: FindQuery) -> JSON {
         var o: JSONObject = ["selector": query.selector]
         if let fields = query.fields { o["fields"] = .array(fields.map(JSON.string)) }
@@ -414,10 +406,5 @@ public struct RemoteDatabase: DocumentStore {
         if let index = query.useIndex { o["use_index"] = .string(index) }
         if query.executionStats { o["execution_stats"] = .bool(true) }
         return .object(o)
-    }
-
-    /// The number a sequence starts with (`"12-g1AAA…"` → 12, `"12"` → 12).
-    static func sequenceNumber(_ text: String) -> Int? {
-        Int(text.prefix { $0.isNumber })
     }
 }

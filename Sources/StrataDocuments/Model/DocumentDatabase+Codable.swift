@@ -26,26 +26,17 @@ extension DocumentDatabase {
     /// own members). Throws `conflict` when `_rev` is not the current leaf.
     @discardableResult
     public func put<T: Encodable>(_ value: T) throws -> DocumentWriteResult {
-        let data = try JSONEncoder().encode(value)
-        guard case .object(var object) = try JSON(parsing: data) else {
-            throw DocumentError(.badRequest, "a document encodes as a JSON object, \(T.self) does not")
-        }
-        if object["_rev"] == .null { object["_rev"] = nil }
-        return try put(object)
+        try put(DocumentStores.object(value))
     }
 
     /// The document `id` decoded as `T`; throws `notFound` when missing or deleted.
     public func document<T: Decodable>(_ type: T.Type, id: String, options: DocumentReadOptions = DocumentReadOptions()) throws -> T {
-        try decode(T.self, from: document(id: id, options: options))
+        try DocumentStores.decode(T.self, from: document(id: id, options: options))
     }
 
     /// The documents a Mango query finds, decoded as `T`.
     public func find<T: Decodable>(_ type: T.Type, _ query: FindQuery) throws -> [T] {
-        try find(query).docs.map { try decode(T.self, from: $0) }
-    }
-
-    func decode<T: Decodable>(_ type: T.Type, from object: JSONObject) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(JSON.object(object).text.utf8))
+        try find(query).docs.map { try DocumentStores.decode(T.self, from: $0) }
     }
 
     /// The changes feed, live: the changes after `options.since`, then each
