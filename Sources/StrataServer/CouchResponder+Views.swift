@@ -166,7 +166,7 @@ extension CouchResponder {
         guard let parts = answer.arrayValue, parts.count == 2, parts[0] == .string("resp") else {
             throw DocumentError(status: 500, error: "render_error", reason: "the show function's answer is not a response")
         }
-        return try updateResponse(parts[1], status: 200, headers: [:])
+        return try httpAnswer(UpdateHandlerAnswer(rendering: parts[1], written: nil))
     }
 
     /// `GET|POST /{db}/_design/{ddoc}/_list/{func}/{view}` or
@@ -196,6 +196,6 @@ extension CouchResponder {
             headers["Content-Type"] = .string("application/json")
             response["headers"] = .object(headers)
         }
-        return try updateResponse(.object(response), status: 200, headers: [:])
+        return try httpAnswer(UpdateHandlerAnswer(rendering: .object(response), written: nil))
     }
 }

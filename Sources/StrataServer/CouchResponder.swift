@@ -840,19 +840,12 @@ struct CouchResponder: HTTPResponder {
         return try await db.requestObject(request, database: name, design: "", function: "", id: docID, info: info, userContext: r.user.json)
     }
 
-    /// The function's response (a string, or `{code, headers,
-    /// json|body|base64}`), rendered by the engine, as HTTP.
-    func updateResponse(_ response: JSON, status: Int, headers: HTTPFields) throws -> HTTPAnswer {
-        var answer = try UpdateHandlerAnswer(rendering: response, written: nil)
-        if response.objectValue?["code"] == nil || response.objectValue?["code"] == .null { answer.status = status }
-        return try httpAnswer(answer, headers: headers)
-    }
-
-    /// An update function's answer as HTTP. Everything the function
-    /// answers is untrusted: a header HTTP cannot carry is the function's
-    /// error, never the server's trap.
-    func httpAnswer(_ answer: UpdateHandlerAnswer, headers: HTTPFields = [:]) throws -> HTTPAnswer {
-        var headers = headers
+    /// A design function's answer, rendered by the engine
+    /// (`UpdateHandlerAnswer(rendering:written:)`), as HTTP. Everything the
+    /// function answers is untrusted: a header HTTP cannot carry is the
+    /// function's error, never the server's trap.
+    func httpAnswer(_ answer: UpdateHandlerAnswer) throws -> HTTPAnswer {
+        var headers: HTTPFields = [:]
         if let id = answer.documentID { headers[HTTPField.Name("X-Couch-Id")!] = id }
         if let rev = answer.newRevision { headers[HTTPField.Name("X-Couch-Update-NewRev")!] = rev }
         for (name, value) in answer.headers.sorted(by: { $0.key < $1.key }) {

@@ -14,10 +14,12 @@ extension DocumentDatabase: DocumentStore {
     /// is a new database only when it becomes a new file.
     public func identity() async throws -> String {
         try await run {
-            if let known = try self.metadata("replication_peer")?.stringValue { return "local|\(known)|\(self.name)" }
-            let made = UUID().uuidString.lowercased()
-            try self.setMetadata("replication_peer", .string(made))
-            return "local|\(made)|\(self.name)"
+            var peer = try self.metadata("replication_peer")?.stringValue
+            if peer == nil {
+                peer = UUID().uuidString.lowercased()
+                try self.setMetadata("replication_peer", .string(peer!))
+            }
+            return "local|\(peer!)|\(self.name)"
         }
     }
 
@@ -95,7 +97,7 @@ extension DocumentDatabase: DocumentStore {
     private func waitForChange(after sequence: ChangeSequence, within timeout: Duration) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for try await _ in self.liveChanges(ChangesOptions(since: sequence, limit: 1)) { return }
+                for try await _ in self.liveChanges(ChangesOptions(since: sequence)) { return }
             }
             group.addTask { try? await Task.sleep(for: timeout) }
             defer { group.cancelAll() }
