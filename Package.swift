@@ -97,7 +97,7 @@ let package = Package(
         ),
         // The document engine through its API, in process: no server.
         .testTarget(
-            name: "StrataDocumentsEngineTests",
+            name: "StrataDocumentsTests",
             dependencies: ["Strata", "StrataDocuments", "StrataTestHelpers"]
         ),
     ] + (coreOnly ? [] : [
@@ -166,17 +166,33 @@ let package = Package(
         ),
         // A helper the end-to-end tests run as a second process.
         .executableTarget(name: "PoolWriter", dependencies: ["Strata"], path: "Tests/Helpers/PoolWriter"),
-        // The documents store and the server, against real SQLite and real
-        // HTTP on loopback.
+        // A `strata serve` on loopback for a test, and the transcripts
+        // recorded against a real CouchDB: shared by the server's and the
+        // replicator's tests.
+        .target(
+            name: "StrataServerTestHelpers",
+            dependencies: ["StrataDocuments", "StrataServer", "StrataSync", "StrataTestHelpers"],
+            path: "Tests/StrataServerTestHelpers",
+            resources: [.copy("Resources")]
+        ),
+        // CouchDB's HTTP API (`strata serve`) over real HTTP on loopback.
         .testTarget(
-            name: "StrataDocumentsTests",
+            name: "StrataServerTests",
             dependencies: [
-                "StrataDocuments", "StrataServer", "StrataSync", "StrataTestHelpers",
+                "Strata", "StrataDocuments", "StrataServer", "StrataServerTestHelpers", "StrataTestHelpers",
                 .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // The client and the replicator, against `strata serve` and a fake
+        // peer that answers as the recorded CouchDB and PouchDB did.
+        .testTarget(
+            name: "StrataSyncTests",
+            dependencies: [
+                "StrataDocuments", "StrataServer", "StrataServerTestHelpers", "StrataSync", "StrataTestHelpers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            resources: [.copy("Resources")]
+            ]
         ),
         // Tests that launch processes: the `strata` tool, the examples, a
         // second writer, the Swift compiler on the documentation.

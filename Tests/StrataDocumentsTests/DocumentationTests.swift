@@ -1,7 +1,6 @@
 import Foundation
 import Strata
 import StrataDocuments
-import StrataSync
 import StrataTestHelpers
 import Testing
 
@@ -70,88 +69,5 @@ import Testing
 
         #expect(totals.rows == [.object(["key": .string("Tabs"), "value": .int(1)])])
         #expect(throws: DocumentError(.unauthorized, "sign in to vote")) { try database.put(["_id": .string("x")]) }
-    }
-}
-
-/// The Syncing devices article's examples (StrataSync), run against
-/// `strata serve` on loopback in place of 127.0.0.1:5984.
-@Suite(.serialized) struct SyncingDevicesArticleTests {
-    @Test func articleExamples() async throws {
-        let running = try await RunningServer.start()
-        defer { running.stop() }
-        let device = try DocumentDatabase(path: makeTemporaryPath("phone.sqlite"))
-        try await device.put(["_id": "vote:tabs-or-spaces:phone", "type": "vote", "question": "tabs-or-spaces", "answer": 1])
-
-        let server = try CouchClient(url: running.base, authentication: .basic(name: "admin", password: "secret"))
-        let voting = server.database("voting")
-        try await voting.createIfMissing()
-        let saved = try await voting.put(["_id": "tabs-or-spaces", "question": "Tabs or spaces?"])
-        let question = try await voting.document(id: "tabs-or-spaces")
-        #expect(question["_rev"] == .string(saved.rev))
-
-        var refused: RemoteError?
-        do {
-            try await voting.put(["_id": "tabs-or-spaces", "question": "stale"])
-        } catch let error as RemoteError where error.status == 409 {
-            refused = error
-        }
-        #expect(refused?.reason == "Document update conflict.")
-
-        // One code path for the device and the server.
-        var tallyFunctions = DesignFunctions()
-        tallyFunctions.views["votes"] = DesignFunctions.View(map: { doc, emit in
-            if doc["type"] == "vote", let answer = doc["answer"] { emit(answer, 1) }
-        }, reduce: .sum)
-        try device.register(design: "tally", tallyFunctions)
-        try await voting.put(["_id": "_design/tally", "views": ["votes": [
-            "map": "function(doc) { if (doc.type == 'vote') emit(doc.answer, 1); }", "reduce": "_sum"]]])
-        func tally(_ store: some DocumentStore) async throws -> [JSON] {
-            try await store.view(design: "tally", view: "votes", options: ViewQueryOptions(group: true)).rows
-        }
-        let onDevice = try await tally(device)
-        let onServer = try await tally(voting)
-        #expect(onDevice == [["key": 1, "value": 1]] && onServer == [])
-
-        let push = Replicator(source: device, target: voting)
-        let progress = try await push.run()
-        #expect(progress.documentsWritten == 1)
-
-        let (sent, received) = try await Replicator.sync(device, voting)
-        #expect(sent.documentsWritten == 0 && received.documentsWritten == 2)
-        #expect(try await tally(voting) == onDevice)
-
-        let live = Task {
-            try await Replicator.sync(device, voting, options: ReplicationOptions(continuous: true))
-        }
-        let later = try await device.put(["_id": "later", "type": "vote"])
-        #expect(try await eventually { (try? await voting.document(id: "later"))?["_rev"] == .string(later.rev) })
-        live.cancel()
-
-        let list = try await device.document(id: "vote:tabs-or-spaces:phone", options: DocumentReadOptions(conflicts: true))
-        for loser in list["_conflicts"]?.arrayValue ?? [] {
-            try await device.delete(id: "vote:tabs-or-spaces:phone", rev: loser.stringValue!)
-        }
-
-        var options = ReplicationOptions()
-        options.filter = .selector(["type": "vote"])
-        try await Replicator(source: device, target: voting, options: options).run()
-    }
-
-    /// "Replications the server runs": the `_replicator` document, with a
-    /// second server on loopback in place of backup.local.
-    @Test func replicatorDocumentExample() async throws {
-        let running = try await RunningServer.start()
-        defer { running.stop() }
-        let backup = try await RunningServer.start()
-        defer { backup.stop() }
-        let voting = try running.client().database("voting")
-        try await voting.create()
-        _ = try await voting.put(["_id": "tabs-or-spaces", "question": "Tabs or spaces?"])
-        let target = backup.base.absoluteString.replacingOccurrences(of: "http://", with: "http://admin:secret@") + "/voting"
-        let body = #"{"source": "voting", "target": "\#(target)", "create_target": true, "continuous": true}"#
-        #expect(try await running.send("PUT", "/_replicator/backup", json: body, user: "admin:secret").0 == 201)
-        let copy = try backup.client().database("voting")
-        #expect(try await eventually { (try? await copy.document(id: "tabs-or-spaces")) != nil })
-        #expect(try await running.send("GET", "/_scheduler/docs/_replicator/backup", user: "admin:secret").1?["state"] == "running")
     }
 }

@@ -13,7 +13,7 @@ import Testing
         init() throws {
             let data = try makeTemporaryPath("voting-data")
             let log = try makeTemporaryPath("serve.log")
-            FileManager.default.createFile(atPath: log, contents: nil)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             process.executableURL = try CommandLineToolTests.binaryURL()
             process.arguments = ["serve", "--data", data, "--port", "0", "--admin", "admin:secret", "--password-iterations", "1000"]
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))

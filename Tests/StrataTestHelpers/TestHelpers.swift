@@ -119,3 +119,13 @@ public struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Waits until `condition` holds: up to two minutes, a limit a loaded
+/// machine does not reach; answers whether it held.
+public func eventually(_ condition: () async throws -> Bool) async rethrows -> Bool {
+    for _ in 0..<1200 {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(100))
+    }
+    return try await condition()
+}

@@ -1,25 +1,9 @@
 import Foundation
 import StrataDocuments
 import StrataSync
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
-
-/// Waits until `condition` holds: up to two minutes, a limit a loaded
-/// machine does not reach; answers whether it held.
-func eventually(_ condition: () async throws -> Bool) async rethrows -> Bool {
-    for _ in 0..<1200 {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(100))
-    }
-    return try await condition()
-}
-
-extension RunningServer {
-    /// A Swift client for this server.
-    func client(_ authentication: RemoteAuthentication = .basic(name: "admin", password: "secret")) throws -> CouchClient {
-        try CouchClient(url: base, authentication: authentication)
-    }
-}
 
 /// StrataSync's client against `strata serve`: each call of CouchDB's API.
 @Suite(.serialized) struct RemoteDatabaseTests {
@@ -162,8 +146,8 @@ extension RunningServer {
         defer { server.stop() }
         let db = try server.client().database("voting")
         try await db.create()
-        try await db.put(try JSON(parsing: UpdateHandlerTests.votingDesign).objectValue!)
-        var question = try JSON(parsing: UpdateHandlerTests.question).objectValue!
+        try await db.put(try JSON(parsing: SeedVoting.design).objectValue!)
+        var question = try JSON(parsing: SeedVoting.question).objectValue!
         question["_id"] = "q1"
         try await db.put(question)
         // The seed's vote through the update handler.
@@ -246,9 +230,8 @@ extension RunningServer {
         // A port nothing listens on (this test's own server, stopped).
         let server = try await RunningServer.start()
         let url = server.base
-        server.stop()
         // Wait for it to be gone before asking: no request races the shutdown.
-        _ = await server.task.result
+        await server.stopped()
         let gone = try CouchClient(url: url)
         do {
             _ = try await gone.serverInfo()

@@ -2,6 +2,7 @@ import Foundation
 import StrataDocuments
 import StrataServer
 import StrataSync
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 
@@ -128,8 +129,7 @@ import Testing
         let server = try await RunningServer.start()
         defer { server.stop() }
         let gone = try await RunningServer.start()
-        gone.stop()
-        _ = await gone.task.result
+        await gone.stopped()
         let client = try server.client()
         try await client.database("src").create()
         let body = #"{"source":"src","target":"\#(gone.base.absoluteString)/x"}"#
@@ -155,8 +155,7 @@ import Testing
             let tasks = try await first.send("GET", "/_active_tasks", user: admin).1?.arrayValue ?? []
             return tasks.first { $0["doc_id"] == "keep" }?["docs_written"] == 30
         })
-        first.stop()
-        _ = await first.task.result
+        await first.stopped()
 
         let second = try await RunningServer.start(directory: directory)
         defer { second.stop() }

@@ -1,5 +1,6 @@
 import Foundation
 import StrataDocuments
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 
@@ -7,22 +8,11 @@ import Testing
 /// update handler run by `strata query-server`, and its calls answered as
 /// CouchDB answers them (transcripts/real-voting.txt).
 @Suite(.serialized) struct UpdateHandlerTests {
-    /// The user's design document, verbatim.
-    static let votingDesign = #"""
-    {
-       "_id": "_design/voting",
-       "updates": {
-           "addvote": "function(doc, req) { var json = JSON.parse(req.body); doc.answers[parseInt(json.answer)].votes.push(json.uid); return [doc, toJSON(doc)]}"
-       }
-    }
-    """#
-    static let question = #"{"question":"Tabs or spaces?","answers":[{"answer":"Tabs","votes":[]},{"answer":"Spaces","votes":[]}]}"#
-
     func makeVoting(_ server: RunningServer) async throws {
         let admin = "admin:secret"
         #expect(try await server.send("PUT", "/voting", user: admin).0 == 201)
-        #expect(try await server.send("PUT", "/voting/q1", json: Self.question).0 == 201)
-        #expect(try await server.send("PUT", "/voting/_design/voting", json: Self.votingDesign, user: admin).0 == 201)
+        #expect(try await server.send("PUT", "/voting/q1", json: SeedVoting.question).0 == 201)
+        #expect(try await server.send("PUT", "/voting/_design/voting", json: SeedVoting.design, user: admin).0 == 201)
     }
 
     @Test func theSeedsCallsAreAnsweredAsCouchDBAnswersThem() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import StrataDocuments
 import StrataSync
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 
@@ -82,7 +83,7 @@ import Testing
         let source = try first.client().database("voting")
         let target = try second.client().database("voting")
         try await source.create()
-        try await source.put(try JSON(parsing: UpdateHandlerTests.votingDesign).objectValue!)
+        try await source.put(try JSON(parsing: SeedVoting.design).objectValue!)
         _ = try await source.bulkPut((0..<300).map { ["_id": .string("v\($0)"), "answer": .int($0 % 3)] })
         let once = try await Replicator(source: source, target: target, options: ReplicationOptions(createTarget: true)).run()
         #expect(once.documentsWritten == 301)
@@ -94,7 +95,7 @@ import Testing
             options.heartbeat = .seconds(5)
             return try await Replicator(source: source, target: target, options: options).run()
         }
-        var question = try JSON(parsing: UpdateHandlerTests.question).objectValue!
+        var question = try JSON(parsing: SeedVoting.question).objectValue!
         question["_id"] = "late"
         let written = try await source.put(question)
         #expect(try await eventually { (try? await target.document(id: "late"))?["_rev"] == .string(written.rev) })
@@ -237,8 +238,8 @@ import Testing
         let admin = try server.client()
         let voting = admin.database("voting")
         try await voting.create()
-        try await voting.put(try JSON(parsing: UpdateHandlerTests.votingDesign).objectValue!)
-        var question = try JSON(parsing: UpdateHandlerTests.question).objectValue!
+        try await voting.put(try JSON(parsing: SeedVoting.design).objectValue!)
+        var question = try JSON(parsing: SeedVoting.question).objectValue!
         question["_id"] = "q1"
         try await voting.put(question)
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -395,8 +396,7 @@ import Testing
 
     /// The steps a recorded replicator took.
     static func recordedSteps(_ transcript: String) throws -> Set<String> {
-        let url = try #require(Bundle.module.url(forResource: "Resources/transcripts/" + transcript, withExtension: nil))
-        let text = try String(contentsOf: url, encoding: .utf8)
+        let text = try Transcripts.text(transcript)
         return Set(text.split(separator: "\n").compactMap(step))
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import StrataDocuments
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 

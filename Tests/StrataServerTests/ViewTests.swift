@@ -1,5 +1,6 @@
 import Foundation
 import StrataDocuments
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 
@@ -21,7 +22,7 @@ import Testing
 
     @Test func collationFollowsCouchDBsTable() throws {
         let keys = try Self.collationTable.map { try JSON(parsing: $0) }
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         for _ in 0..<20 {
             let sorted = keys.shuffled(using: &generator).sorted { JSON.viewCollate($0, $1) < 0 }
             #expect(sorted == keys)
@@ -45,7 +46,7 @@ import Testing
     /// their sort keys do: random text with case, digits, punctuation,
     /// ignorable control characters and accents, inside arrays and objects.
     @Test func directComparisonAgreesWithTheSortKeys() throws {
-        var generator = SeededGenerator(seed: 11)
+        var generator = SplitMix64(seed: 11)
         let alphabet = Array("aAbBzZ09 -_.\u{01}\t\u{7F}é")
         func word() -> String { String((0..<Int.random(in: 0...5, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }) }
         func value(_ depth: Int) -> JSON {
@@ -268,18 +269,5 @@ import Testing
         #expect(try await server.send("PUT", "/loop/_design/v", json: Self.design, user: admin).0 == 201)
         let (ok, answer) = try await server.send("GET", "/loop/_design/v/_view/by_key")
         #expect(ok == 200 && rows(answer).count == 1)
-    }
-}
-
-/// A small deterministic generator, so shuffles repeat.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

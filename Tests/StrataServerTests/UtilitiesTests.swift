@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Strata
 import StrataDocuments
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 @testable import StrataServer
 import StrataDocuments
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Strata
 @testable import StrataServer
 import StrataDocuments
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import StrataDocuments
 import StrataSync
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 

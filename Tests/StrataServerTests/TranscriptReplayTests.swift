@@ -1,5 +1,6 @@
 import Foundation
 import StrataDocuments
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 
@@ -10,8 +11,7 @@ import Testing
 @Suite(.serialized) struct TranscriptReplayTests {
     @Test(arguments: ["couchdb-replicator.log", "pouchdb-replicator.log", "pouchdb-live-sync.log"])
     func replicatorGetsTheAnswersItNeeds(_ transcript: String) async throws {
-        let url = try #require(Bundle.module.url(forResource: "Resources/transcripts/" + transcript, withExtension: nil))
-        let lines = try Transcript.requests(String(contentsOf: url, encoding: .utf8))
+        let lines = try Transcript.requests(Transcripts.text(transcript))
         #expect(lines.count > 20)
         let server = try await RunningServer.start()
         defer { server.stop() }

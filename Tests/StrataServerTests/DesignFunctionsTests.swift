@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataDocuments
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 
@@ -107,7 +108,7 @@ import Testing
         let admin = "admin:secret"
         #expect(try await server.send("PUT", "/voting", user: admin).0 == 201)
         // The seed's JavaScript design document is stored; the Swift functions answer in its place.
-        #expect(try await server.send("PUT", "/voting/_design/voting", json: UpdateHandlerTests.votingDesign, user: admin).0 == 201)
+        #expect(try await server.send("PUT", "/voting/_design/voting", json: SeedVoting.design, user: admin).0 == 201)
         let question = JSON.object(Self.question).text
         var (status, body) = try await server.send("PUT", "/voting/q1", json: question)
         #expect(status == 401 && body?["reason"] == .string("sign in to write"))

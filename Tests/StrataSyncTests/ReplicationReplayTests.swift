@@ -1,6 +1,7 @@
 import Foundation
 import StrataDocuments
 import StrataSync
+import StrataServerTestHelpers
 import StrataTestHelpers
 import Testing
 
@@ -16,8 +17,7 @@ import Testing
     static func recorded() throws -> Set<String> {
         var pairs = Set<String>()
         for name in ["couchdb-replicator.log", "pouchdb-replicator.log"] {
-            let url = try #require(Bundle.module.url(forResource: "Resources/transcripts/" + name, withExtension: nil))
-            for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") {
+            for line in try Transcripts.text(name).split(separator: "\n") {
                 if let pair = pair(line) { pairs.insert(pair) }
             }
         }
