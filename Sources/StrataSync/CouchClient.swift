@@ -17,17 +17,6 @@ import StrataDocuments
 /// ```
 public typealias RemoteError = DocumentError
 
-/// How a client proves who it is to the server.
-public enum RemoteAuthentication: Sendable, Equatable {
-    /// No credentials: the server's anonymous access.
-    case none
-    /// HTTP Basic authentication on every request.
-    case basic(name: String, password: String)
-    /// A session cookie from `POST /_session`, signed in on first use and
-    /// again when the server forgets the session.
-    case cookie(name: String, password: String)
-}
-
 /// A CouchDB-protocol server: `strata serve`, Apache CouchDB 3 (a single
 /// node or a cluster) or a Cloudant-style service.
 ///

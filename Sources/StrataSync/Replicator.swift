@@ -1,69 +1,6 @@
 import Foundation
 import StrataDocuments
 
-/// How a replication runs.
-public struct ReplicationOptions: Sendable {
-    /// Keep running after catching up, carrying each new change as the
-    /// source reports it (longpoll), until the task is cancelled.
-    public var continuous = false
-    /// Create the target database when it does not exist (a server's; a
-    /// local store always exists).
-    public var createTarget = false
-    /// Only some documents.
-    public var filter: ReplicationFilter?
-    /// Changes read per batch; each batch is written and checkpointed
-    /// before the next (PouchDB reads 100, CouchDB 500).
-    public var batchSize = 500
-    /// How long a continuous replication's longpoll waits before asking
-    /// again (PouchDB's live sync: 10 s).
-    public var heartbeat: Duration = .seconds(10)
-    /// Attempts of a request that failed for a transient reason (no answer,
-    /// 5xx, 429) before the replication gives up. 401 and 403 are never
-    /// retried.
-    public var retries = 10
-    /// The first wait between attempts; it doubles up to ``maximumBackoff``.
-    public var initialBackoff: Duration = .milliseconds(200)
-    public var maximumBackoff: Duration = .seconds(10)
-
-    public init(continuous: Bool = false, createTarget: Bool = false, filter: ReplicationFilter? = nil, batchSize: Int = 500) {
-        self.continuous = continuous
-        self.createTarget = createTarget
-        self.filter = filter
-        self.batchSize = batchSize
-    }
-}
-
-/// Where a replication is: CouchDB's counters.
-public struct ReplicationProgress: Sendable, Equatable {
-    /// Document revisions read from the source.
-    public var documentsRead = 0
-    /// Document revisions written to the target.
-    public var documentsWritten = 0
-    /// Revisions the target refused (a `validate_doc_update`, a permission).
-    public var documentWriteFailures = 0
-    /// Revisions asked about with `_revs_diff`.
-    public var revisionsChecked = 0
-    /// Of those, the ones the target lacked.
-    public var revisionsMissing = 0
-    /// Changes still waiting at the source after the last batch, when it says.
-    public var pending: Int?
-    /// The source sequence everything up to which is on the target.
-    public var lastSequence = ChangeSequence.start
-    /// True once a continuous replication has caught up (and after a one-shot one ends).
-    public var caughtUp = false
-
-    public init() {}
-}
-
-/// Why a replication stopped.
-public struct ReplicationError: Error, CustomStringConvertible, Sendable {
-    /// What failed, in words.
-    public var reason: String
-    /// The server's refusal or the network failure underneath.
-    public var underlying: RemoteError?
-    public var description: String { reason }
-}
-
 /// Copies every document revision one database has and another lacks,
 /// as CouchDB's and PouchDB's replicators do: the source's changes, then
 /// `_revs_diff` on the target, then the missing revisions with their

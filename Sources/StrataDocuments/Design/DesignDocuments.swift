@@ -156,7 +156,7 @@ extension DocumentDatabase {
     ///   nothing) and the function's answer, or why it failed.
     public func update(design: String, function: String, id: String?, requests: [JSON],
                        userContext: JSON? = nil) throws -> [Result<(written: DocumentWriteResult?, response: JSON), any Error>] {
-        let call: (_ current: JSONObject?, _ request: JSON) throws -> (document: JSONObject?, result: JSON)
+        let call: (_ current: JSONObject?, _ request: JSON) throws -> (document: JSONObject?, response: JSON)
         if let native = registry.get(Self.designName(design))?.updates[function] {
             call = { current, request in try native(current, request) }
         } else {

@@ -47,8 +47,10 @@ public protocol DocumentStore: Sendable {
     /// Saves a document (`_id`, `_rev` of the leaf it edits, the body).
     /// With `newEdits: false` it carries its own revision and history, as a
     /// replicator writes. Throws `conflict` when `_rev` is not a leaf.
+    @discardableResult
     func put(_ document: JSONObject, newEdits: Bool) async throws -> DocumentWriteResult
     /// Deletes a document: a new revision on `rev` marked `_deleted`.
+    @discardableResult
     func delete(id: String, rev: String) async throws -> DocumentWriteResult
     /// `_bulk_docs`: one result per document, in order, not atomic. With
     /// `newEdits: false` a server answers only the failures.
@@ -78,6 +80,7 @@ public protocol DocumentStore: Sendable {
     /// `id` is given with its `_local/` prefix or without.
     func localDocument(id: String) async throws -> JSONObject?
     /// Saves the `_local` document `id` (last write wins).
+    @discardableResult
     func putLocal(id: String, _ document: JSONObject) async throws -> DocumentWriteResult
     /// Removes the `_local` document `id`.
     func deleteLocal(id: String) async throws
@@ -88,8 +91,10 @@ public protocol DocumentStore: Sendable {
     func attachment(id: String, name: String, rev: String?) async throws -> Attachment
     /// Adds or replaces an attachment (a new document when `rev` is nil
     /// and the document does not exist).
+    @discardableResult
     func putAttachment(id: String, name: String, rev: String?, contentType: String, data: Data) async throws -> DocumentWriteResult
     /// Removes an attachment: a new revision of its document.
+    @discardableResult
     func deleteAttachment(id: String, name: String, rev: String) async throws -> DocumentWriteResult
 
     // MARK: Queries and design functions

@@ -236,3 +236,27 @@ enum ViewCollation {
         out.append(UInt8(truncatingIfNeeded: w))
     }
 }
+
+extension JSON {
+    /// The rank of the value's type in CouchDB's collation:
+    /// null < false < true < numbers < strings < arrays < objects.
+    var collationRank: Int {
+        switch self {
+        case .null: return 0
+        case .bool(let b): return b ? 2 : 1
+        case .number: return 3
+        case .string: return 4
+        case .array: return 5
+        case .object: return 6
+        }
+    }
+
+    /// Orders two values as CouchDB's view collation does: the same order
+    /// as ``viewCollate(_:_:)`` (strings as ICU's root collation orders
+    /// them, not by code point).
+    public static func collate(_ a: JSON, _ b: JSON) -> Int {
+        viewCollate(a, b)
+    }
+}
+
+// JSON values written as Swift literals: `["_id": "q1", "votes": [], "open": true, "count": 3]`.

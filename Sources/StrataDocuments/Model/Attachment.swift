@@ -1,0 +1,48 @@
+import Foundation
+import Strata
+
+/// An attachment's bytes and what is known of them.
+public struct Attachment: Sendable, Equatable {
+    public var contentType: String
+    public var data: Data
+    public var digest: String
+    public var revpos: Int
+
+    public init(contentType: String, data: Data, digest: String, revpos: Int) {
+        self.contentType = contentType
+        self.data = data
+        self.digest = digest
+        self.revpos = revpos
+    }
+}
+
+/// An attachment's description and a reader of its content, a range at a
+/// time: from ``DocumentDatabase/attachmentContent(id:name:rev:)``.
+public struct AttachmentContent: Sendable {
+    /// The MIME type it was stored with.
+    public var contentType: String
+    /// CouchDB's digest: `md5-` and the base64 MD5 of the content.
+    public var digest: String
+    /// The content's size in bytes.
+    public var length: Int
+    /// The revision depth it was added at.
+    public var revpos: Int
+    private let reader: @Sendable (Int, Int) throws -> Data
+
+    init(contentType: String, digest: String, length: Int, revpos: Int, reader: @escaping @Sendable (Int, Int) throws -> Data) {
+        self.contentType = contentType
+        self.digest = digest
+        self.length = length
+        self.revpos = revpos
+        self.reader = reader
+    }
+
+    /// Up to `count` bytes of the content from `offset` (fewer at its end),
+    /// each call a short read of its own.
+    ///
+    /// - Throws: ``DocumentError`` `not_found` when compaction removed the
+    ///   content since (no revision keeps it any more).
+    public func read(at offset: Int, count: Int) throws -> Data {
+        try reader(offset, count)
+    }
+}

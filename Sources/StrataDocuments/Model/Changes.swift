@@ -1,0 +1,96 @@
+import Foundation
+import Strata
+
+/// Options of the changes feed, the same for a store in this process and
+/// a server's.
+public struct ChangesOptions: Sendable {
+    public enum Style: String, Sendable { case mainOnly = "main_only", allDocs = "all_docs" }
+    /// Where to start: ``ChangeSequence/start``, ``ChangeSequence/now``, or
+    /// a `lastSeq` (or a change's `seq`) the same store gave.
+    public var since = ChangeSequence.start
+    public var limit: Int?
+    public var descending = false
+    public var style = Style.mainOnly
+    public var includeDocs = false
+    public var conflicts = false
+    /// Only these documents (`filter=_doc_ids`).
+    public var documentIDs: Set<String>?
+    /// Only documents matching this Mango selector (`filter=_selector`).
+    public var selector: JSON?
+    /// Only design documents (`filter=_design`).
+    public var designOnly = false
+    /// A filter function of a design document, `"ddoc/name"`
+    /// (`filter=ddoc/name`), run by the store: JavaScript on a server, a
+    /// registered Swift filter or the database's runner in this process.
+    public var designFilter: String?
+    /// The query parameters the design filter sees (`req.query`).
+    public var filterParameters: [String: String] = [:]
+    /// Only documents this function keeps (a filter function: it sees the
+    /// winning revision, `{_id, _rev, _deleted: true}` for a deletion).
+    /// Runs in this process: a server's feed refuses it (use a
+    /// ``designFilter`` there).
+    public var filter: (@Sendable (JSONObject) throws -> Bool)?
+    /// When nothing changed after ``since``: wait up to this long for the
+    /// first change before answering an empty page (CouchDB's
+    /// `feed=longpoll`). Nil answers at once.
+    public var longpoll: Duration?
+
+    public init(since: ChangeSequence = .start, limit: Int? = nil, descending: Bool = false, style: Style = .mainOnly, includeDocs: Bool = false, conflicts: Bool = false, documentIDs: Set<String>? = nil, selector: JSON? = nil, designOnly: Bool = false, designFilter: String? = nil, filterParameters: [String: String] = [:], longpoll: Duration? = nil) {
+        self.since = since
+        self.limit = limit
+        self.descending = descending
+        self.style = style
+        self.includeDocs = includeDocs
+        self.conflicts = conflicts
+        self.documentIDs = documentIDs
+        self.selector = selector
+        self.designOnly = designOnly
+        self.designFilter = designFilter
+        self.filterParameters = filterParameters
+        self.longpoll = longpoll
+    }
+}
+
+/// One entry of the changes feed.
+public struct Change: Sendable, Equatable {
+    /// Where this change is in the feed: hand it back as `since` to read
+    /// the changes after it.
+    public var seq: ChangeSequence
+    public var id: String
+    /// The leaf revisions (the winner only with `style: .mainOnly`).
+    public var changes: [String]
+    public var deleted: Bool
+    /// The document, with `includeDocs`.
+    public var doc: JSONObject?
+
+    public init(seq: ChangeSequence, id: String, changes: [String], deleted: Bool = false, doc: JSONObject? = nil) {
+        self.seq = seq
+        self.id = id
+        self.changes = changes
+        self.deleted = deleted
+        self.doc = doc
+    }
+
+    /// CouchDB's JSON for the entry.
+    public var json: JSON {
+        var o: JSONObject = ["seq": seq.json, "id": .string(id), "changes": .array(changes.map { .object(["rev": .string($0)]) })]
+        if deleted { o["deleted"] = .bool(true) }
+        if let doc { o["doc"] = .object(doc) }
+        return .object(o)
+    }
+}
+
+/// A page of the changes feed.
+public struct ChangesResult: Sendable, Equatable {
+    public var results: [Change]
+    /// Where the next page starts (`since`).
+    public var lastSeq: ChangeSequence
+    /// Changes after this page (nil when a server does not say).
+    public var pending: Int?
+
+    public init(results: [Change], lastSeq: ChangeSequence, pending: Int?) {
+        self.results = results
+        self.lastSeq = lastSeq
+        self.pending = pending
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+import Strata
+
+/// Options of a document read (CouchDB's query parameters of `GET /{db}/{id}`).
+public struct DocumentReadOptions: Sendable {
+    public var rev: String?
+    public var revs = false
+    public var revsInfo = false
+    public var conflicts = false
+    public var deletedConflicts = false
+    /// Attachment contents inline (base64) instead of stubs.
+    public var attachments = false
+    public var localSequence = false
+    /// With `rev`: the leaf that descends from it instead.
+    public var latest = false
+
+    public init(rev: String? = nil, revs: Bool = false, revsInfo: Bool = false, conflicts: Bool = false, deletedConflicts: Bool = false, attachments: Bool = false, localSequence: Bool = false, latest: Bool = false) {
+        self.rev = rev
+        self.revs = revs
+        self.revsInfo = revsInfo
+        self.conflicts = conflicts
+        self.deletedConflicts = deletedConflicts
+        self.attachments = attachments
+        self.localSequence = localSequence
+        self.latest = latest
+    }
+}

@@ -1,0 +1,88 @@
+import Crypto
+import Foundation
+import Strata
+import StrataDocuments
+import _CryptoExtras
+
+/// A password kept the way CouchDB keeps it: PBKDF2 with a random salt, never
+/// the password itself.
+///
+/// The salt is used as its hex text, as CouchDB does, so user documents and
+/// `[admins]` entries move between CouchDB and Strata unchanged.
+struct PasswordHash: Sendable, Equatable {
+    enum Function: String, Sendable { case sha1, sha256 }
+
+    var function: Function
+    var derivedKey: String
+    var salt: String
+    var iterations: Int
+
+    /// Hashes `password` with a new random salt.
+    init(password: String, iterations: Int, function: Function = .sha256) {
+        let saltBytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        self.function = function
+        self.salt = saltBytes.hexString
+        self.iterations = iterations
+        self.derivedKey = PasswordHash.derive(password, salt: salt, iterations: iterations, function: function, length: function == .sha1 ? 20 : 32).hexString
+    }
+
+    /// The hash in a `_users` document, or nil when it holds none.
+    init?(userDocument doc: JSONObject) {
+        guard doc["password_scheme"]?.stringValue == "pbkdf2",
+              let key = doc["derived_key"]?.stringValue, let salt = doc["salt"]?.stringValue,
+              let iterations = doc["iterations"]?.intValue, iterations > 0 else { return nil }
+        guard let function = Function(rawValue: doc["pbkdf2_prf"]?.stringValue ?? "sha1") else { return nil }
+        self.function = function
+        self.derivedKey = key.lowercased()
+        self.salt = salt
+        self.iterations = iterations
+    }
+
+    /// An `[admins]` value as CouchDB writes it: `-pbkdf2:sha256-KEY,SALT,N`
+    /// (or `-pbkdf2-KEY,SALT,N` for SHA-1); nil for anything else.
+    init?(configValue: String) {
+        let function: Function
+        let rest: Substring
+        if configValue.hasPrefix("-pbkdf2:sha256-") {
+            function = .sha256
+            rest = configValue.dropFirst("-pbkdf2:sha256-".count)
+        } else if configValue.hasPrefix("-pbkdf2-") {
+            function = .sha1
+            rest = configValue.dropFirst("-pbkdf2-".count)
+        } else {
+            return nil
+        }
+        let parts = rest.split(separator: ",")
+        guard parts.count == 3, let iterations = Int(parts[2]), iterations > 0 else { return nil }
+        self.function = function
+        self.derivedKey = parts[0].lowercased()
+        self.salt = String(parts[1])
+        self.iterations = iterations
+    }
+
+    var configValue: String {
+        "-pbkdf2\(function == .sha256 ? ":sha256" : "")-\(derivedKey),\(salt),\(iterations)"
+    }
+
+    /// The fields a `_users` document keeps instead of `password`.
+    var userDocumentFields: [(String, JSON)] {
+        [("password_scheme", .string("pbkdf2")), ("pbkdf2_prf", .string(function.rawValue)),
+         ("iterations", .int(iterations)), ("derived_key", .string(derivedKey)), ("salt", .string(salt))]
+    }
+
+    func matches(_ password: String) -> Bool {
+        let length = derivedKey.utf8.count / 2
+        guard length > 0 else { return false }
+        let derived = PasswordHash.derive(password, salt: salt, iterations: iterations, function: function, length: length).hexString
+        return constantTimeEqual(Array(derived.utf8), Array(derivedKey.utf8))
+    }
+
+    static func derive(_ password: String, salt: String, iterations: Int, function: Function, length: Int) -> [UInt8] {
+        let key = try? KDF.Insecure.PBKDF2.deriveKey(
+            from: Array(password.utf8), salt: Array(salt.utf8),
+            using: function == .sha256 ? .sha256 : .insecureSHA1,
+            outputByteCount: length, unsafeUncheckedRounds: iterations
+        )
+        return key.map { $0.withUnsafeBytes { Array($0) } } ?? []
+    }
+}

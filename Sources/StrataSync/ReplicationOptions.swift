@@ -1,0 +1,34 @@
+import Foundation
+import StrataDocuments
+
+/// How a replication runs.
+public struct ReplicationOptions: Sendable {
+    /// Keep running after catching up, carrying each new change as the
+    /// source reports it (longpoll), until the task is cancelled.
+    public var continuous = false
+    /// Create the target database when it does not exist (a server's; a
+    /// local store always exists).
+    public var createTarget = false
+    /// Only some documents.
+    public var filter: ReplicationFilter?
+    /// Changes read per batch; each batch is written and checkpointed
+    /// before the next (PouchDB reads 100, CouchDB 500).
+    public var batchSize = 500
+    /// How long a continuous replication's longpoll waits before asking
+    /// again (PouchDB's live sync: 10 s).
+    public var heartbeat: Duration = .seconds(10)
+    /// Attempts of a request that failed for a transient reason (no answer,
+    /// 5xx, 429) before the replication gives up. 401 and 403 are never
+    /// retried.
+    public var retries = 10
+    /// The first wait between attempts; it doubles up to ``maximumBackoff``.
+    public var initialBackoff: Duration = .milliseconds(200)
+    public var maximumBackoff: Duration = .seconds(10)
+
+    public init(continuous: Bool = false, createTarget: Bool = false, filter: ReplicationFilter? = nil, batchSize: Int = 500) {
+        self.continuous = continuous
+        self.createTarget = createTarget
+        self.filter = filter
+        self.batchSize = batchSize
+    }
+}
