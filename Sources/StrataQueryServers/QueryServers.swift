@@ -31,6 +31,12 @@ public final class QueryServers: DesignFunctionRunner, Sendable {
     /// How long one function call may run.
     public let timeLimit: Duration
     private let idle = Locked<[QueryProcess]>([])
+    /// The processes calls are using now, so that ``stopAll()`` stops
+    /// them too.
+    private let busy = Locked<[ObjectIdentifier: QueryProcess]>([:])
+
+    /// How many processes are running a call now.
+    public var callsUnderWay: Int { busy.withLock { $0.count } }
     private let keptIdle = 8
 
     /// - Parameters:
@@ -79,6 +85,7 @@ public final class QueryServers: DesignFunctionRunner, Sendable {
             process.designs = [:]
         }
         process.tenant = tenant
+        busy.withLock { $0[ObjectIdentifier(process)] = process }
         return process
     }
 
@@ -102,7 +109,7 @@ public final class QueryServers: DesignFunctionRunner, Sendable {
             answer = try process.exchange(.array([.string("ddoc"), .string(id), .array(path.map(JSON.string)), .array(arguments)]), timeLimit: timeLimit)
         } catch {
             // Timed out, died or answered garbage: this process is done.
-            process.stop()
+            retire(process)
             throw error
         }
         giveBack(process)
@@ -113,6 +120,7 @@ public final class QueryServers: DesignFunctionRunner, Sendable {
     /// Keeps a process that answered for the next calls, or stops it when
     /// enough are kept.
     private func giveBack(_ process: QueryProcess) {
+        busy.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(process)) }
         idle.withLock { idle in if idle.count < keptIdle { idle.append(process) } else { process.stop() } }
     }
 
@@ -137,7 +145,7 @@ public final class QueryServers: DesignFunctionRunner, Sendable {
                 if let list = answer.arrayValue, list.first == .string("error") { break }
             }
         } catch {
-            process.stop()
+            retire(process)
             throw error
         }
         giveBack(process)
@@ -184,13 +192,22 @@ public final class QueryServers: DesignFunctionRunner, Sendable {
         return result
     }
 
-    /// Stops the idle processes (the server is shutting down).
+    /// Stops a process that failed a call.
+    private func retire(_ process: QueryProcess) {
+        busy.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(process)) }
+        process.stop()
+    }
+
+    /// Stops every process (the server is shutting down): the idle ones,
+    /// and those running a call, whose calls then fail at once instead of
+    /// running on until their time limit.
     public func stopAll() {
         let all = idle.withLock { idle -> [QueryProcess] in
             defer { idle.removeAll() }
             return idle
         }
         for process in all { process.stop() }
+        for process in busy.withLock({ Array($0.values) }) { process.terminate() }
     }
 }
 
@@ -267,6 +284,11 @@ final class QueryProcess: @unchecked Sendable {
             if chunk.isEmpty { return nil }
             buffer.append(contentsOf: chunk)
         }
+    }
+
+    /// Kills the process without waiting: the call using it sees it exit.
+    func terminate() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
     func stop() {
