@@ -55,12 +55,22 @@ final class Authenticator: Sendable {
     private let hashing = DispatchQueue(label: "strata.passwords", qos: .utility)
     /// The hash a name nobody has is checked against (never matches).
     private let decoy: PasswordHash
+    /// What repeated failures lead to.
+    let lockout: LockoutConfiguration
+    /// Failed passwords per address and name: how many, and when the first
+    /// was (the count is forgotten `lockout.lifetime` after it).
+    private let failures = Locked<[String: (count: Int, first: ContinuousClock.Instant)]>([:])
+
+    /// CouchDB's refusal of a locked-out name.
+    static let lockedOut = DocumentError(.forbidden, "Account is temporarily locked due to multiple authentication failures")
 
     init(admins: [String: PasswordHash], iterations: Int, maximumIterations: Int,
+         lockout: LockoutConfiguration = LockoutConfiguration(),
          userDocument: @escaping @Sendable (String) -> JSONObject?) {
         self.admins = Locked(admins)
         self.iterations = iterations
         self.maximumIterations = maximumIterations
+        self.lockout = lockout
         self.userDocument = userDocument
         decoy = PasswordHash(password: UUID().uuidString, iterations: iterations)
     }
@@ -74,11 +84,69 @@ final class Authenticator: Sendable {
         }
     }
 
-    /// The user for `name` and `password`, nil when they do not match.
+    /// The user for `name` and `password` sent from `peer` (the client's
+    /// address), nil when they do not match.
     ///
     /// The account is read off the cooperative pool; a password seen before
     /// is checked with one SHA-256, any other with PBKDF2 on the hashing
     /// queue (a name nobody has too).
+    ///
+    /// - Throws: ``lockedOut`` (403) once `name` has failed
+    ///   `lockout.threshold` times from `peer` within `lockout.lifetime`,
+    ///   even for the right password, as CouchDB 3.4 does.
+    func authenticate(name: String, password: String, peer: String?) async throws -> UserContext? {
+        if isLockedOut(name: name, peer: peer) { throw Self.lockedOut }
+        let user = try await authenticate(name: name, password: password)
+        if user == nil { recordFailure(name: name, peer: peer) }
+        return user
+    }
+
+    private func failureKey(_ name: String, _ peer: String?) -> String? {
+        guard lockout.mode != .off, let peer else { return nil }
+        return peer + "\u{0}" + name
+    }
+
+    /// Whether `name` is refused from `peer` for now.
+    func isLockedOut(name: String, peer: String?) -> Bool {
+        guard let key = failureKey(name, peer) else { return false }
+        let now = ContinuousClock.now
+        let count = failures.withLock { failures -> Int in
+            guard let entry = failures[key] else { return 0 }
+            guard now - entry.first < lockout.lifetime else {
+                failures[key] = nil
+                return 0
+            }
+            return entry.count
+        }
+        guard count >= lockout.threshold else { return false }
+        if lockout.mode == .warn {
+            FileHandle.standardError.write(Data("strata serve: authentication failure threshold reached for \(name) from \(peer ?? "?")\n".utf8))
+            return false
+        }
+        return true
+    }
+
+    private func recordFailure(name: String, peer: String?) {
+        guard let key = failureKey(name, peer) else { return }
+        let now = ContinuousClock.now
+        failures.withLock { failures in
+            if let entry = failures[key], now - entry.first < lockout.lifetime {
+                failures[key] = (entry.count + 1, entry.first)
+                return
+            }
+            if failures.count >= lockout.maximumTracked {
+                failures = failures.filter { now - $0.value.first < lockout.lifetime }
+                while failures.count >= max(lockout.maximumTracked, 1),
+                      let oldest = failures.min(by: { $0.value.first < $1.value.first })?.key {
+                    failures[oldest] = nil
+                }
+            }
+            failures[key] = (1, now)
+        }
+    }
+
+    /// The user for `name` and `password`, nil when they do not match; no
+    /// failure is counted (``authenticate(name:password:peer:)`` counts).
     func authenticate(name: String, password: String) async throws -> UserContext? {
         let account = try await offload { [self] in self.account(name) }
         guard let (key, hash, user) = account else {

@@ -27,6 +27,9 @@ struct CouchRequest: Sendable {
     var authority: String?
     /// The client's address.
     var peer: String?
+    /// A fresh session token for the client, when its cookie was due for a
+    /// refresh.
+    var refreshedSession: String?
 
     /// A server admin.
     var isAdmin: Bool { user.isServerAdmin }

@@ -13,13 +13,17 @@ struct CouchResponder: HTTPResponder {
 
     func respond(to request: Request, context: CouchContext) async throws -> Response {
         var request = request
-        let answer: HTTPAnswer
+        if let preflight = corsPreflight(request) {
+            return Response(status: .noContent, headers: preflight, body: ResponseBody())
+        }
+        var answer: HTTPAnswer
+        var refreshedSession: String?
         do {
-            var couch = try await parse(&request)
+            var couch = try await parse(&request, peer: context.peer)
             couch.rawPath = request.uri.path
             couch.rawQuery = request.uri.query ?? ""
             couch.authority = request.head.authority
-            couch.peer = context.peer
+            refreshedSession = couch.refreshedSession
             defer { if let file = couch.bodyFile { try? FileManager.default.removeItem(at: file) } }
             answer = try await route(couch)
         } catch let error as DocumentError {
@@ -27,18 +31,28 @@ struct CouchResponder: HTTPResponder {
         } catch {
             answer = HTTPAnswer(status: .internalServerError, json: scrubbed(.object(["error": .string("unknown_error"), "reason": .string(String(describing: error))])))
         }
+        // A session cookie more than a tenth of the way to its expiry is
+        // replaced, unless the answer sets one itself (sign in, sign out).
+        if let refreshedSession, answer.headers[.setCookie] == nil {
+            answer.headers[.setCookie] = server.sessions.cookie(refreshedSession)
+        }
         var headers = answer.headers
         headers[.server] = "CouchDB/3.4.3 (Strata)"
         headers[.cacheControl] = "must-revalidate"
-        if let stream = answer.stream {
+        if answer.stream != nil {
             headers[.contentType] = headers[.contentType] ?? "application/json"
+        } else if let raw = answer.raw {
+            headers[.contentType] = raw.contentType
+        } else {
+            headers[.contentType] = "application/json"
+        }
+        addCORSHeaders(&headers, origin: request.headers[.origin])
+        if let stream = answer.stream {
             return Response(status: answer.status, headers: headers, body: stream)
         }
         if let raw = answer.raw {
-            headers[.contentType] = raw.contentType
             return Response(status: answer.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: raw.data)))
         }
-        headers[.contentType] = "application/json"
         let text = (answer.json?.text ?? "") + "\n"
         if request.method == .head {
             headers[.contentLength] = String(text.utf8.count)
@@ -59,7 +73,7 @@ struct CouchResponder: HTTPResponder {
         return .object(object)
     }
 
-    func parse(_ request: inout Request) async throws -> CouchRequest {
+    func parse(_ request: inout Request, peer: String?) async throws -> CouchRequest {
         let rawPath = request.uri.path
         let segments = try rawPath.split(separator: "/", omittingEmptySubsequences: true).map { segment in
             guard let decoded = String(segment).removingPercentEncoding else {
@@ -74,11 +88,14 @@ struct CouchResponder: HTTPResponder {
         // Neither a session cookie nor Basic credentials a browser cached
         // vouch for a request another site's page made (a form posted to
         // this server): such a request is anonymous, whatever it carries.
-        // Clients that are not browsers send no Origin. Credentials are
+        // Clients that are not browsers send no Origin, and the origins CORS
+        // lets in are trusted by the server's configuration. Credentials are
         // checked before the body is read: a wrong password uploads nothing.
+        let origin = request.headers[.origin]
         let isCrossSiteWrite = request.method != .get && request.method != .head && request.method != .options
-            && Self.isCrossSite(origin: request.headers[.origin], host: request.head.authority)
-        let user = isCrossSiteWrite ? .anonymous : try await authenticate(request.headers)
+            && Self.isCrossSite(origin: origin, host: request.head.authority)
+            && !(origin.map(server.configuration.cors.allows) ?? false)
+        let (user, refreshedSession) = isCrossSiteWrite ? (.anonymous, nil) : try await authenticate(request.headers, peer: peer)
         var body: [UInt8] = []
         var bodyFile: URL?
         if request.method == .put, Self.isAttachment(segments), request.headers[.contentEncoding] == nil {
@@ -96,6 +113,8 @@ struct CouchResponder: HTTPResponder {
         }
         var parsed = CouchRequest(method: request.method, segments: segments, query: query, headers: request.headers, body: body, user: user)
         parsed.bodyFile = bodyFile
+        parsed.peer = peer
+        parsed.refreshedSession = refreshedSession
         return parsed
     }
 
@@ -163,10 +182,12 @@ struct CouchResponder: HTTPResponder {
         }
     }
 
-    /// The user a request's Basic credentials or session cookie name.
-    /// Credentials that do not match are refused (401), as CouchDB does,
-    /// rather than treated as anonymous.
-    func authenticate(_ headers: HTTPFields) async throws -> UserContext {
+    /// The user a request's Basic credentials or session cookie name, and
+    /// the new session token to send back when the cookie is due for a
+    /// refresh. Credentials that do not match are refused (401), as CouchDB
+    /// does, rather than treated as anonymous; a name locked out from
+    /// `peer` after repeated failures is refused with 403.
+    func authenticate(_ headers: HTTPFields, peer: String?) async throws -> (UserContext, String?) {
         if let auth = headers[.authorization], auth.hasPrefix("Basic ") {
             guard let decoded = Data(base64Encoded: String(auth.dropFirst(6))).flatMap({ String(data: $0, encoding: .utf8) }),
                   let colon = decoded.firstIndex(of: ":") else {
@@ -174,10 +195,10 @@ struct CouchResponder: HTTPResponder {
             }
             let name = String(decoded[..<colon]), password = String(decoded[decoded.index(after: colon)...])
             let authenticator = server.authenticator
-            guard let user = try await authenticator.authenticate(name: name, password: password) else {
+            guard let user = try await authenticator.authenticate(name: name, password: password, peer: peer) else {
                 throw DocumentError(.unauthorized, "Name or password is incorrect.")
             }
-            return user
+            return (user, nil)
         }
         if let cookie = headers[.cookie] {
             for part in cookie.split(separator: ";") {
@@ -186,11 +207,13 @@ struct CouchResponder: HTTPResponder {
                 let token = String(kv.dropFirst(12))
                 guard let session = server.sessions.session(for: token) else { continue }
                 let authenticator = server.authenticator
-                if let user = try await offload({ authenticator.sessionUser(name: session.name, salt: session.salt) }) { return user }
+                if let user = try await offload({ authenticator.sessionUser(name: session.name, salt: session.salt) }) {
+                    return (user, session.refresh ? server.sessions.make(for: user) : nil)
+                }
                 server.sessions.remove(token)
             }
         }
-        return .anonymous
+        return (.anonymous, nil)
     }
 
     static let unauthorized = DocumentError(.unauthorized, "You are not a server admin.")
@@ -202,7 +225,10 @@ struct CouchResponder: HTTPResponder {
     // MARK: routing
 
     func route(_ r: CouchRequest) async throws -> HTTPAnswer {
-        guard let first = r.segments.first else { return try welcome(r) }
+        guard let first = r.segments.first else {
+            guard r.method == .get || r.method == .head else { return methodNotAllowed("GET,HEAD") }
+            return try welcome(r)
+        }
         switch first {
         case "_up": return HTTPAnswer(status: .ok, json: .object(["status": .string("ok"), "seeds": .object([:])]))
         case "_uuids":
@@ -226,6 +252,8 @@ struct CouchResponder: HTTPResponder {
             return HTTPAnswer(status: .notFound, json: DocumentError(.notFound, "Strata does not serve \(first) yet").json)
         default:
             if first.hasPrefix("_"), !DatabaseRegistry.isValidName(first) {
+                // A path CouchDB has no handler for names no database.
+                if r.method != .put { throw DocumentError(.notFound, "Database does not exist.") }
                 throw DocumentError(.illegalDatabaseName, "Name: '\(first)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.")
             }
             return try await database(first, r)
@@ -249,7 +277,6 @@ struct CouchResponder: HTTPResponder {
             var info: JSONObject = ["authentication_handlers": .array([.string("cookie"), .string("default")])]
             if r.user.name != nil {
                 info["authenticated"] = .string(r.headers[.authorization] != nil ? "default" : "cookie")
-                info["authentication_db"] = .string(DatabaseRegistry.usersDatabase)
             }
             return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true), "userCtx": r.user.json, "info": .object(info)]))
         case .post:
@@ -264,23 +291,25 @@ struct CouchResponder: HTTPResponder {
                     if kv.count == 2, kv[0] == "password" { password = kv[1] }
                 }
             }
-            guard let name, let password else {
-                throw DocumentError(.unauthorized, "Name or password is incorrect.")
-            }
+            // A failed sign-in also clears the browser's session, as
+            // CouchDB's does.
+            var refused = HTTPAnswer(status: .unauthorized, json: DocumentError(.unauthorized, "Name or password is incorrect.").json)
+            refused.headers[.setCookie] = SessionStore.clearingCookie
+            guard let name, let password else { return refused }
             let authenticator = server.authenticator
-            guard let user = try await authenticator.authenticate(name: name, password: password) else {
-                throw DocumentError(.unauthorized, "Name or password is incorrect.")
+            guard let user = try await authenticator.authenticate(name: name, password: password, peer: r.peer) else {
+                return refused
             }
             let token = server.sessions.make(for: user)
             var headers: HTTPFields = [:]
-            headers[.setCookie] = "AuthSession=\(token); Version=1; Path=/; HttpOnly; SameSite=Strict"
+            headers[.setCookie] = server.sessions.cookie(token)
             return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true), "name": .string(name), "roles": .array(user.roles.map(JSON.string))]), headers: headers)
         case .delete:
             if let cookie = r.headers[.cookie], let range = cookie.range(of: "AuthSession=") {
                 server.sessions.remove(String(cookie[range.upperBound...].prefix { $0 != ";" }))
             }
             var headers: HTTPFields = [:]
-            headers[.setCookie] = "AuthSession=; Version=1; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+            headers[.setCookie] = SessionStore.clearingCookie
             return HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]), headers: headers)
         default:
             return methodNotAllowed("GET,POST,DELETE")
@@ -373,6 +402,10 @@ struct CouchResponder: HTTPResponder {
                 return HTTPAnswer(status: .created, json: .object(["ok": .bool(true)]), headers: headers)
             case .delete:
                 try requireAdmin(r)
+                // A script whose document id came out empty: nothing is deleted.
+                if r.query["rev"] != nil {
+                    throw DocumentError(.badRequest, "You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?")
+                }
                 try await offload { [registry = server.registry] in try registry.delete(name) }
                 server.replications.databaseDeleted(name)
                 if name == ReplicatorDatabase.name { server.replicatorDatabase.reset(server.registry) }
@@ -409,6 +442,7 @@ struct CouchResponder: HTTPResponder {
             }
         }
         switch first {
+        case "_temp_view": return HTTPAnswer(status: .gone, json: DocumentError(status: 410, error: "gone", reason: "Temporary views are not supported in CouchDB").json)
         case "_all_docs": return try await allDocs(db, r)
         case "_design_docs":
             var q = r

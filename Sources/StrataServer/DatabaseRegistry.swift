@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Strata
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
@@ -58,9 +59,14 @@ final class DatabaseRegistry: DatabaseResolver, Sendable {
     /// asks it for `validate_doc_update`); nil without a query server.
     let runner: (any DesignFunctionRunner)?
 
-    init(directory: URL, runner: (any DesignFunctionRunner)? = nil) {
+    /// The `_security` a database created here starts with
+    /// (``ServerConfiguration/defaultSecurity``); nil for none.
+    let defaultSecurity: JSONObject?
+
+    init(directory: URL, runner: (any DesignFunctionRunner)? = nil, defaultSecurity: JSONObject? = nil) {
         self.directory = directory
         self.runner = runner
+        self.defaultSecurity = defaultSecurity
     }
 
     /// A database as the registry keeps it: the server's functions and
@@ -113,7 +119,15 @@ final class DatabaseRegistry: DatabaseResolver, Sendable {
         }
     }
 
+    /// Creates a database with the server's default `_security` (`PUT /db`,
+    /// a replication's `create_target`).
     func create(_ name: String) throws {
+        try create(name, security: defaultSecurity)
+    }
+
+    /// Creates a database that starts with `security` (nil for none), set
+    /// before any request can reach it.
+    func create(_ name: String, security: JSONObject?) throws {
         if !Self.fitsInFileName(name) {
             throw DocumentError(.illegalDatabaseName, "Name: '\(name)'. A database name may have at most \(Self.maximumNameLength) characters (each / counts three).")
         }
@@ -124,7 +138,18 @@ final class DatabaseRegistry: DatabaseResolver, Sendable {
             if state.open[name] != nil || FileManager.default.fileExists(atPath: url(name).path) {
                 throw DocumentError(.fileExists, "The database could not be created, the file already exists.")
             }
-            state.open[name] = try prepared(DocumentDatabase(path: url(name).path), name, state.designs[name] ?? [:])
+            let db = try prepared(DocumentDatabase(path: url(name).path), name, state.designs[name] ?? [:])
+            if let security {
+                // A database that could not be closed to everyone is not
+                // left behind open to everyone.
+                do { try db.setSecurity(security) } catch {
+                    try? (db.writer as? DatabasePoolClosing)?.closeAll()
+                    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url(name).path + suffix) }
+                    throw error
+                }
+            }
+            state.open[name] = db
+            state.securityObjects[name] = SecurityObject(security.map(JSON.object))
         }
     }
 
@@ -154,8 +179,6 @@ final class DatabaseRegistry: DatabaseResolver, Sendable {
             .sorted()
     }
 }
-
-import Strata
 
 protocol DatabasePoolClosing { func closeAll() throws }
 

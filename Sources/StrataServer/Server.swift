@@ -11,14 +11,16 @@ import StrataQueryServers
 /// one SQLite file per database.
 ///
 /// ```swift
-/// let server = try CouchServer(dataDirectory: URL(fileURLWithPath: "couch"), admins: ["admin": "secret"])
+/// let server = try CouchServer(ServerConfiguration(dataDirectory: URL(fileURLWithPath: "couch"), admins: ["admin": "secret"]))
 /// try await server.run(host: "127.0.0.1", port: 5984) { port in print("listening on \(port)") }
 /// ```
 @available(macOS 14, iOS 17, tvOS 17, *)
 public final class CouchServer: Sendable {
     let registry: DatabaseRegistry
     let authenticator: Authenticator
-    let sessions = SessionStore()
+    let sessions: SessionStore
+    /// What the server was started with.
+    public let configuration: ServerConfiguration
     /// The server's uuid (`GET /`), kept in the data directory.
     public let uuid: String
     let maximumBodySize = 64 << 20
@@ -45,60 +47,42 @@ public final class CouchServer: Sendable {
     /// in (each attempt would cost the server seconds of CPU).
     public static let maximumPasswordIterations = 2_000_000
 
-    /// Serves the databases in `dataDirectory` (created when missing).
+    /// Serves the databases in the configuration's folder (created when
+    /// missing).
     ///
-    /// - Parameters:
-    ///   - admins: server admins' names and passwords; the passwords are
-    ///     hashed with PBKDF2 at once and not kept. With no admins, nobody
-    ///     can create or delete a database: there is no admin party.
-    ///   - configFile: a CouchDB-style ini file whose `[admins]` section
-    ///     lists more server admins. Plain-text passwords there are replaced
-    ///     by their hashes (`-pbkdf2:sha256-KEY,SALT,ROUNDS`) in the file, as
-    ///     CouchDB does.
-    ///   - passwordIterations: PBKDF2 rounds for passwords hashed here
-    ///     (admins, and `password` in `_users` documents).
-    ///   - queryServer: the command that starts a JavaScript query server
-    ///     (`["/path/to/strata", "query-server"]`); `strata serve` passes
-    ///     its own executable. Without one, design-document functions answer
-    ///     500 saying so.
-    ///   - functionTimeLimit: how long one design-document function may run
-    ///     before its process is killed (CouchDB's `os_process_timeout`, 5 s).
-    ///   - groupCommit: on by default, commits concurrent single-document
-    ///     writes to one database together; off, each gets its own
-    ///     transaction (for comparing in benchmarks).
-    ///   - sqliteDirectory: a folder whose SQLite files (`.sqlite`,
-    ///     `.sqlite3`, `.db`) the table browser of `/_utils` shows to server
-    ///     admins; nil shows none.
-    ///   - sqliteWritable: lets the table browser's SQL box write; it runs
-    ///     on a read-only connection otherwise.
-    ///   - sqliteTimeLimit: how long a query of the table browser may run.
     /// - Throws: when the folder cannot be created, the `_users` database
-    ///   cannot be opened, or the config file cannot be read or rewritten.
-    public init(dataDirectory: URL, admins: [String: String], configFile: URL? = nil,
-                passwordIterations: Int = CouchServer.defaultPasswordIterations,
-                queryServer: [String]? = nil, functionTimeLimit: Duration = .seconds(5),
-                groupCommit: Bool = true, sqliteDirectory: URL? = nil, sqliteWritable: Bool = false,
-                sqliteTimeLimit: Duration = .seconds(5)) throws {
-        self.groupCommit = groupCommit
-        sqliteBrowser = sqliteDirectory.map { SQLiteBrowser(directory: $0, writable: sqliteWritable, timeLimit: sqliteTimeLimit) }
-        queryServers = queryServer.map { QueryServers(command: $0, timeLimit: functionTimeLimit) }
+    ///   cannot be opened, or the admin file cannot be read or rewritten.
+    public init(_ configuration: ServerConfiguration) throws {
+        self.configuration = configuration
+        let dataDirectory = configuration.dataDirectory
+        let passwordIterations = configuration.passwordIterations
+        groupCommit = configuration.groupCommit
+        sqliteBrowser = configuration.sqliteDirectory.map {
+            SQLiteBrowser(directory: $0, writable: configuration.sqliteWritable, timeLimit: configuration.sqliteTimeLimit)
+        }
+        queryServers = configuration.queryServer.map { QueryServers(command: $0, timeLimit: configuration.functionTimeLimit) }
+        sessions = SessionStore(timeout: configuration.sessionTimeout)
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         // Without query servers, the engine's JavaScript calls say what to
         // pass to get them.
-        let registry = DatabaseRegistry(directory: dataDirectory, runner: queryServers ?? MissingQueryServer())
+        let registry = DatabaseRegistry(directory: dataDirectory, runner: queryServers ?? MissingQueryServer(),
+                                        defaultSecurity: configuration.defaultSecurity.object)
         self.registry = registry
         var hashed: [String: PasswordHash] = [:]
-        if let configFile { hashed = try AdminConfiguration.load(configFile, iterations: passwordIterations) }
-        for (name, password) in admins { hashed[name] = PasswordHash(password: password, iterations: passwordIterations) }
-        if !registry.exists(DatabaseRegistry.usersDatabase) { try registry.create(DatabaseRegistry.usersDatabase) }
+        if let adminFile = configuration.adminFile { hashed = try AdminConfiguration.load(adminFile, iterations: passwordIterations) }
+        for (name, password) in configuration.admins { hashed[name] = PasswordHash(password: password, iterations: passwordIterations) }
+        // `_users` and `_replicator` keep the rules of their own that CouchDB
+        // gives them, whatever new databases start with.
+        if !registry.exists(DatabaseRegistry.usersDatabase) { try registry.create(DatabaseRegistry.usersDatabase, security: nil) }
         // CouchDB's setup makes `_replicator` too; Strata has no setup step.
-        if !registry.exists(ReplicatorDatabase.name) { try registry.create(ReplicatorDatabase.name) }
+        if !registry.exists(ReplicatorDatabase.name) { try registry.create(ReplicatorDatabase.name, security: nil) }
         try registry.register(database: ReplicatorDatabase.name, design: "_replicator", ReplicatorDatabase.designFunctions)
         // CouchDB's `_design/_auth` rules, run by the engine on every write
         // to `_users` (replicated ones included).
         try registry.register(database: DatabaseRegistry.usersDatabase, design: "_auth",
                               UserDocuments.designFunctions(maximumIterations: Self.maximumPasswordIterations))
-        authenticator = Authenticator(admins: hashed, iterations: passwordIterations, maximumIterations: Self.maximumPasswordIterations) { name in
+        authenticator = Authenticator(admins: hashed, iterations: passwordIterations, maximumIterations: Self.maximumPasswordIterations,
+                                      lockout: configuration.lockout) { name in
             try? registry.database(DatabaseRegistry.usersDatabase).document(id: "org.couchdb.user:" + name)
         }
         let uuidFile = dataDirectory.appendingPathComponent("server.uuid")

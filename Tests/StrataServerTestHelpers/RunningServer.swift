@@ -14,17 +14,33 @@ public struct RunningServer: Sendable {
     let task: Task<Void, any Error>
 
     /// Starts a server on a fresh folder with one admin (`admin:secret`),
-    /// the `strata` binary beside the tests as its query server, and what
-    /// the test changes in `prepare`.
+    /// the `strata` binary beside the tests as its query server, new
+    /// databases open to everyone, and what the test
+    /// changes in `configure` (before the server is made) and `prepare`
+    /// (after).
     public static func start(admins: [String: String] = ["admin": "secret"], configFile: URL? = nil,
-                      functionTimeLimit: Duration = .seconds(30), directory: URL? = nil,
-                      sqlite: URL? = nil, sqliteWritable: Bool = false, sqliteTimeLimit: Duration = .seconds(5),
-                      prepare: (CouchServer) throws -> Void = { _ in }) async throws -> RunningServer {
+                             functionTimeLimit: Duration = .seconds(30), directory: URL? = nil,
+                             sqlite: URL? = nil, sqliteWritable: Bool = false, sqliteTimeLimit: Duration = .seconds(5),
+                             prepare: (CouchServer) throws -> Void = { _ in },
+                             configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> RunningServer {
         let directory = try directory ?? URL(fileURLWithPath: try makeTemporaryPath("couch"))
+        var configuration = ServerConfiguration(dataDirectory: directory, admins: admins)
+        if let configFile { try configuration.read(iniFile: configFile) }
         // Few PBKDF2 rounds: the tests sign in often; the rounds are not what they check.
-        let server = try CouchServer(dataDirectory: directory, admins: admins, configFile: configFile, passwordIterations: 1000,
-                                     queryServer: [try strataBinary().path, "query-server"], functionTimeLimit: functionTimeLimit,
-                                     sqliteDirectory: sqlite, sqliteWritable: sqliteWritable, sqliteTimeLimit: sqliteTimeLimit)
+        configuration.passwordIterations = 1000
+        configuration.queryServer = [try strataBinary().path, "query-server"]
+        configuration.functionTimeLimit = functionTimeLimit
+        configuration.sqliteDirectory = sqlite
+        configuration.sqliteWritable = sqliteWritable
+        configuration.sqliteTimeLimit = sqliteTimeLimit
+        // New databases open to everyone (CouchDB 2's default): the suites
+        // of views, filters, functions and replication write into them
+        // without signing in, as the seed's devices do. The admin-only
+        // default `strata serve` ships has its own tests
+        // (CouchDBDefaultsTests), and the end-to-end tests run it as shipped.
+        configuration.defaultSecurity = .everyone
+        configure(&configuration)
+        let server = try CouchServer(configuration)
         try prepare(server)
         return try await start(server)
     }

@@ -34,7 +34,10 @@ import Testing
         let directory = URL(fileURLWithPath: try makeTemporaryPath("couch"))
         let config = URL(fileURLWithPath: try makeTemporaryPath("local.ini"))
         try "[couchdb]\nsingle_node = true\n\n[admins]\nboss = hunter2\n".write(to: config, atomically: true, encoding: .utf8)
-        _ = try CouchServer(dataDirectory: directory, admins: [:], configFile: config, passwordIterations: 1000)
+        var configuration = ServerConfiguration(dataDirectory: directory)
+        try configuration.read(iniFile: config)
+        configuration.passwordIterations = 1000
+        _ = try CouchServer(configuration)
         let text = try String(contentsOf: config, encoding: .utf8)
         #expect(!text.contains("hunter2"))
         #expect(text.contains("boss = -pbkdf2:sha256-"))

@@ -1,0 +1,201 @@
+import Foundation
+@testable import StrataServer
+import StrataDocuments
+import StrataServerTestHelpers
+import StrataTestHelpers
+import Testing
+
+/// Security as CouchDB 3.4 ships it (../shared/couchdb/MEASURED-DIFFERENCES.md,
+/// "Security and authentication"): new databases for admins only, lockout
+/// after repeated wrong passwords, session cookies that expire, and the
+/// settings of CouchDB's ini file under CouchDB's names.
+@Suite(.serialized) struct CouchDBDefaultsTests {
+    let admin = "admin:secret"
+    static let adminOnly: JSON = .object(["members": .object(["roles": .array(["_admin"])]), "admins": .object(["roles": .array(["_admin"])])])
+
+    @Test func newDatabasesAreForServerAdminsOnly() async throws {
+        let server = try await RunningServer.start(configure: { $0.defaultSecurity = ServerConfiguration(dataDirectory: $0.dataDirectory).defaultSecurity })
+        defer { server.stop() }
+        #expect(try await server.send("PUT", "/probe", user: admin).0 == 201)
+        #expect(try await server.send("GET", "/probe/_security", user: admin).1 == Self.adminOnly)
+        #expect(try await server.send("GET", "/probe").0 == 401)
+        #expect(try await server.send("PUT", "/probe/anon", json: #"{"x":1}"#).0 == 401)
+        #expect(try await server.send("PUT", "/probe/admins", json: #"{"x":1}"#, user: admin).0 == 201)
+        // A signed-in user who is not a member: 403.
+        #expect(try await server.send("PUT", "/_users/org.couchdb.user:mo", json: #"{"name":"mo","type":"user","roles":[],"password":"pw"}"#).0 == 201)
+        #expect(try await server.send("GET", "/probe/admins", user: "mo:pw").0 == 403)
+        // The database's admins open it, as the voting example's setup does.
+        #expect(try await server.send("PUT", "/probe/_security", json: #"{"members":{"names":[],"roles":[]},"admins":{"names":[],"roles":[]}}"#, user: admin).0 == 200)
+        #expect(try await server.send("PUT", "/probe/anon", json: #"{"x":1}"#).0 == 201)
+        // The same for a replication's create_target.
+        #expect(try await server.send("POST", "/_replicate", json: #"{"source":"probe","target":"made","create_target":true}"#, user: admin).0 == 200)
+        #expect(try await server.send("GET", "/made/_security", user: admin).1 == Self.adminOnly)
+        #expect(try await server.send("GET", "/made/anon").0 == 401)
+        // `_users` keeps its own rules: signing up still works anonymously.
+        #expect(try await server.send("PUT", "/_users/org.couchdb.user:new", json: #"{"name":"new","type":"user","roles":[],"password":"pw"}"#).0 == 201)
+    }
+
+    @Test func everyoneOpensNewDatabasesAsCouchDB2Did() async throws {
+        let server = try await RunningServer.start(configure: { $0.defaultSecurity = .everyone })
+        defer { server.stop() }
+        #expect(try await server.send("PUT", "/open", user: admin).0 == 201)
+        #expect(try await server.send("GET", "/open/_security", user: admin).1 == .object([:]))
+        #expect(try await server.send("PUT", "/open/anon", json: #"{"x":1}"#).0 == 201)
+        // Design documents stay the database admins'.
+        #expect(try await server.send("PUT", "/open/_design/d", json: #"{"views":{}}"#).0 == 401)
+    }
+
+    @Test func repeatedWrongPasswordsLockTheNameOut() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        #expect(try await server.send("PUT", "/_users/org.couchdb.user:lockuser", json: #"{"name":"lockuser","type":"user","roles":[],"password":"right"}"#).0 == 201)
+        for _ in 0..<5 {
+            #expect(try await server.send("GET", "/_session", user: "lockuser:wrong").0 == 401)
+        }
+        let (status, body) = try await server.send("GET", "/_session", user: "lockuser:wrong")
+        #expect(status == 403)
+        #expect(body?["reason"] == "Account is temporarily locked due to multiple authentication failures")
+        // Even the right password, and through POST /_session.
+        #expect(try await server.send("GET", "/_session", user: "lockuser:right").0 == 403)
+        #expect(try await server.send("POST", "/_session", json: #"{"name":"lockuser","password":"right"}"#).0 == 403)
+        // Another name from the same address is not locked; its session
+        // answers as CouchDB 3.4's does (no authentication_db).
+        let (signedIn, session) = try await server.send("GET", "/_session", user: admin)
+        #expect(signedIn == 200)
+        #expect(session?["info"] == .object(["authentication_handlers": .array(["cookie", "default"]), "authenticated": "default"]))
+    }
+
+    @Test func aLockoutEndsAfterItsLifetimeAndCanBeOff() async throws {
+        let server = try await RunningServer.start(configure: { $0.lockout = LockoutConfiguration(threshold: 2, lifetime: .seconds(1)) })
+        defer { server.stop() }
+        for _ in 0..<2 { #expect(try await server.send("GET", "/_session", user: "admin:wrong").0 == 401) }
+        #expect(try await server.send("GET", "/_session", user: admin).0 == 403)
+        #expect(try await eventually { try await server.send("GET", "/_session", user: admin).0 == 200 })
+
+        let off = try await RunningServer.start(configure: { $0.lockout.mode = .off })
+        defer { off.stop() }
+        for _ in 0..<8 { #expect(try await off.send("GET", "/_session", user: "admin:wrong").0 == 401) }
+        #expect(try await off.send("GET", "/_session", user: admin).0 == 200)
+    }
+
+    /// The `AuthSession` value a response sets, "" when it clears it.
+    func token(_ headers: [String: String]) -> String? {
+        guard let cookie = headers["set-cookie"], let range = cookie.range(of: "AuthSession=") else { return nil }
+        return String(cookie[range.upperBound...].prefix { $0 != ";" })
+    }
+
+    @Test func sessionCookiesExpireAndAreRefreshedOnUse() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let (status, _, headers) = try await server.sendWithHeaders("POST", "/_session", json: #"{"name":"admin","password":"secret"}"#)
+        #expect(status == 200)
+        let cookie = try #require(headers["set-cookie"])
+        for attribute in ["Version=1", "Max-Age=600", "Path=/", "HttpOnly", "SameSite=Strict", "Expires="] {
+            #expect(cookie.contains(attribute), "\(cookie)")
+        }
+        // A failed sign-in clears the browser's session.
+        let (refused, _, cleared) = try await server.sendWithHeaders("POST", "/_session", json: #"{"name":"admin","password":"wrong"}"#)
+        #expect(refused == 401)
+        #expect(token(cleared) == "")
+
+        let short = try await RunningServer.start(configure: { $0.sessionTimeout = .seconds(2) })
+        defer { short.stop() }
+        let (_, _, signedIn) = try await short.sendWithHeaders("POST", "/_session", json: #"{"name":"admin","password":"secret"}"#)
+        let first = try #require(token(signedIn))
+        #expect(signedIn["set-cookie"]?.contains("Max-Age=2") == true)
+        func name(_ token: String) async throws -> (JSON?, String?) {
+            let (_, body, headers) = try await short.sendWithHeaders("GET", "/_session", headers: ["Cookie": "AuthSession=\(token)"])
+            return (body?["userCtx"]?["name"], self.token(headers))
+        }
+        #expect(try await name(first).0 == "admin")
+        // Past a tenth of its life, a request that uses it gets a new one.
+        var refreshed: String?
+        #expect(try await eventually {
+            let (user, next) = try await name(first)
+            refreshed = next
+            return user == "admin" && next != nil
+        })
+        let second = try #require(refreshed)
+        #expect(second != first)
+        #expect(try await name(second).0 == "admin")
+        // Unused, a cookie ends with its timeout.
+        #expect(try await eventually { try await name(first).0 == .null })
+    }
+
+    @Test func theIniFileSaysWhatCouchDBsDoes() async throws {
+        let file = try makeFile("local.ini", """
+            [couchdb]
+            single_node = true
+            default_security = everyone
+
+            [chttpd]
+            enable_cors = true ; for the app
+
+            [cors]
+            origins = http://app.example, http://127.0.0.1:8000
+            credentials = true
+            max_age = 60
+
+            [chttpd_auth]
+            timeout = 120
+
+            [chttpd_auth_lockout]
+            mode = warn
+            threshold = 3
+            max_lifetime = 60000
+
+            [admins]
+            boss = hunter2
+            """)
+        var configuration = ServerConfiguration(dataDirectory: URL(fileURLWithPath: try makeTemporaryPath("couch")))
+        try configuration.read(iniFile: file)
+        #expect(configuration.defaultSecurity == .everyone)
+        #expect(configuration.cors.enabled && configuration.cors.credentials)
+        #expect(configuration.cors.origins == ["http://app.example", "http://127.0.0.1:8000"])
+        #expect(configuration.cors.maxAge == 60)
+        #expect(configuration.sessionTimeout == .seconds(120))
+        #expect(configuration.lockout == LockoutConfiguration(mode: .warn, threshold: 3, lifetime: .seconds(60)))
+        #expect(configuration.adminFile == file)
+        // The admin in the file signs in, and the settings apply.
+        configuration.passwordIterations = 1000
+        #expect(ServerConfiguration(dataDirectory: file).defaultSecurity == .adminOnly)
+        let server = try await RunningServer.start(try CouchServer(configuration))
+        defer { server.stop() }
+        #expect(try await server.send("PUT", "/open", user: "boss:hunter2").0 == 201)
+        #expect(try await server.send("PUT", "/open/anon", json: "{}").0 == 201)
+
+        // A value Strata cannot read names the file, the section and the key.
+        let bad = try makeFile("bad.ini", "[couchdb]\ndefault_security = nobody\n")
+        #expect {
+            try configuration.read(iniFile: bad)
+        } throws: { error in
+            "\(error)".contains("[couchdb] default_security = nobody") && "\(error)".contains("bad.ini")
+        }
+    }
+}
+
+/// Answers that differed from CouchDB 3.4.3's for the same request
+/// (MEASURED-DIFFERENCES.md, "Server and databases").
+@Suite(.serialized) struct CouchDBAnswersTests {
+    let admin = "admin:secret"
+
+    @Test func serverAndDatabaseAnswers() async throws {
+        let server = try await RunningServer.start(configure: { $0.defaultSecurity = .adminOnly })
+        defer { server.stop() }
+        // DELETE / is not the welcome.
+        let (deleted, body, headers) = try await server.sendWithHeaders("DELETE", "/", user: admin)
+        #expect(deleted == 405 && body?["error"] == "method_not_allowed" && headers["allow"] == "GET,HEAD")
+        #expect(try await server.send("GET", "/").0 == 200)
+        // A path CouchDB has no handler for names no database.
+        let (missing, why) = try await server.send("GET", "/_nonexistent", user: admin)
+        #expect(missing == 404 && why == .object(["error": "not_found", "reason": "Database does not exist."]))
+        // ?rev= on a database's DELETE is a script's mistake: nothing deleted.
+        #expect(try await server.send("PUT", "/probe", user: admin).0 == 201)
+        let (refused, reason) = try await server.send("DELETE", "/probe?rev=1-abc", user: admin)
+        #expect(refused == 400 && reason?["reason"] == "You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?")
+        #expect(try await server.send("GET", "/probe", user: admin).0 == 200)
+        // Temporary views are gone since CouchDB 2.
+        let (gone, answer) = try await server.send("POST", "/probe/_temp_view", json: #"{"map":"function(d){emit(d._id)}"}"#, user: admin)
+        #expect(gone == 410 && answer == .object(["error": "gone", "reason": "Temporary views are not supported in CouchDB"]))
+    }
+}
