@@ -17,8 +17,9 @@ extension CouchResponder {
     /// other `OPTIONS`): CORS is on, the `Origin` is allowed, the method it
     /// asks for is in the list and each header it asks for too.
     func corsPreflight(_ request: Request) -> HTTPFields? {
+        guard request.method == .options else { return nil }
         let cors = server.configuration.cors
-        guard request.method == .options, cors.enabled, let origin = request.headers[.origin], cors.allows(origin),
+        guard cors.enabled, let origin = request.headers[.origin], cors.allows(origin),
               let method = request.headers[.accessControlRequestMethod], cors.methods.contains(method) else { return nil }
         let requested = request.headers[.accessControlRequestHeaders] ?? ""
         let names = requested.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
@@ -39,8 +40,9 @@ extension CouchResponder {
     /// lists them (`content-type` first unless it is a simple type, the
     /// answer's simple headers, then CouchDB's own).
     func addCORSHeaders(_ headers: inout HTTPFields, origin: String?) {
+        guard let origin else { return }
         let cors = server.configuration.cors
-        guard let origin, cors.allows(origin) else { return }
+        guard cors.allows(origin) else { return }
         headers[.accessControlAllowOrigin] = origin
         if cors.credentials { headers[.accessControlAllowCredentials] = "true" }
         var exposed = headers.map { $0.name.canonicalName.lowercased() }.filter(Self.simpleResponseHeaders.contains)
