@@ -1,11 +1,5 @@
-import Dispatch
 import Foundation
-import Hummingbird
-import NIOCore
-import ServiceLifecycle
 import StrataDocuments
-import StrataSync
-import StrataQueryServers
 
 /// The `[admins]` section of a CouchDB-style ini file.
 enum AdminConfiguration {
@@ -20,13 +14,11 @@ enum AdminConfiguration {
         var section = ""
         var lines: [String] = []
         var rewritten = false
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.hasPrefix("[") && trimmed.hasSuffix("]") {
-                section = String(trimmed.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
-            } else if section == "admins", !trimmed.hasPrefix(";"), !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") {
-                let name = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
-                let value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            switch IniFile.line(line) {
+            case .section(let name):
+                section = name
+            case .entry(let name, let value) where section == "admins":
                 if let hash = PasswordHash(configValue: value) {
                     admins[name] = hash
                 } else {
@@ -36,8 +28,10 @@ enum AdminConfiguration {
                     rewritten = true
                     continue
                 }
+            default:
+                break
             }
-            lines.append(line)
+            lines.append(String(line))
         }
         if rewritten { try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8) }
         return admins

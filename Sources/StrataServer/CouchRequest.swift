@@ -1,10 +1,7 @@
 import Foundation
 import Hummingbird
 import HTTPTypes
-import CompressNIO
-import NIOCore
 import StrataDocuments
-import StrataSync
 
 /// A request as the handlers see it: path segments decoded, query
 /// parameters, the body, and who is asking.
@@ -27,9 +24,9 @@ struct CouchRequest: Sendable {
     var authority: String?
     /// The client's address.
     var peer: String?
-    /// A fresh session token for the client, when its cookie was due for a
-    /// refresh.
-    var refreshedSession: String?
+    /// Whether the session cookie the request came with is due for a
+    /// refresh (the answer then carries a new one).
+    var renewsSession = false
 
     /// A server admin.
     var isAdmin: Bool { user.isServerAdmin }

@@ -17,13 +17,13 @@ struct CouchResponder: HTTPResponder {
             return Response(status: .noContent, headers: preflight, body: ResponseBody())
         }
         var answer: HTTPAnswer
-        var refreshedSession: String?
+        var renewSession: UserContext?
         do {
             var couch = try await parse(&request, peer: context.peer)
             couch.rawPath = request.uri.path
             couch.rawQuery = request.uri.query ?? ""
             couch.authority = request.head.authority
-            refreshedSession = couch.refreshedSession
+            renewSession = couch.renewsSession ? couch.user : nil
             defer { if let file = couch.bodyFile { try? FileManager.default.removeItem(at: file) } }
             answer = try await route(couch)
         } catch let error as DocumentError {
@@ -33,8 +33,8 @@ struct CouchResponder: HTTPResponder {
         }
         // A session cookie more than a tenth of the way to its expiry is
         // replaced, unless the answer sets one itself (sign in, sign out).
-        if let refreshedSession, answer.headers[.setCookie] == nil {
-            answer.headers[.setCookie] = server.sessions.cookie(refreshedSession)
+        if let renewSession, answer.headers[.setCookie] == nil {
+            answer.headers[.setCookie] = server.sessions.cookie(server.sessions.make(for: renewSession))
         }
         var headers = answer.headers
         headers[.server] = "CouchDB/3.4.3 (Strata)"
@@ -95,7 +95,7 @@ struct CouchResponder: HTTPResponder {
         let isCrossSiteWrite = request.method != .get && request.method != .head && request.method != .options
             && Self.isCrossSite(origin: origin, host: request.head.authority)
             && !(origin.map(server.configuration.cors.allows) ?? false)
-        let (user, refreshedSession) = isCrossSiteWrite ? (.anonymous, nil) : try await authenticate(request.headers, peer: peer)
+        let (user, renewsSession) = isCrossSiteWrite ? (.anonymous, false) : try await authenticate(request.headers, peer: peer)
         var body: [UInt8] = []
         var bodyFile: URL?
         if request.method == .put, Self.isAttachment(segments), request.headers[.contentEncoding] == nil {
@@ -114,7 +114,7 @@ struct CouchResponder: HTTPResponder {
         var parsed = CouchRequest(method: request.method, segments: segments, query: query, headers: request.headers, body: body, user: user)
         parsed.bodyFile = bodyFile
         parsed.peer = peer
-        parsed.refreshedSession = refreshedSession
+        parsed.renewsSession = renewsSession
         return parsed
     }
 
@@ -183,11 +183,10 @@ struct CouchResponder: HTTPResponder {
     }
 
     /// The user a request's Basic credentials or session cookie name, and
-    /// the new session token to send back when the cookie is due for a
-    /// refresh. Credentials that do not match are refused (401), as CouchDB
+    /// whether the cookie is due for a refresh. Credentials that do not match are refused (401), as CouchDB
     /// does, rather than treated as anonymous; a name locked out from
     /// `peer` after repeated failures is refused with 403.
-    func authenticate(_ headers: HTTPFields, peer: String?) async throws -> (UserContext, String?) {
+    func authenticate(_ headers: HTTPFields, peer: String?) async throws -> (UserContext, renewsSession: Bool) {
         if let auth = headers[.authorization], auth.hasPrefix("Basic ") {
             guard let decoded = Data(base64Encoded: String(auth.dropFirst(6))).flatMap({ String(data: $0, encoding: .utf8) }),
                   let colon = decoded.firstIndex(of: ":") else {
@@ -198,7 +197,7 @@ struct CouchResponder: HTTPResponder {
             guard let user = try await authenticator.authenticate(name: name, password: password, peer: peer) else {
                 throw DocumentError(.unauthorized, "Name or password is incorrect.")
             }
-            return (user, nil)
+            return (user, false)
         }
         if let cookie = headers[.cookie] {
             for part in cookie.split(separator: ";") {
@@ -208,12 +207,12 @@ struct CouchResponder: HTTPResponder {
                 guard let session = server.sessions.session(for: token) else { continue }
                 let authenticator = server.authenticator
                 if let user = try await offload({ authenticator.sessionUser(name: session.name, salt: session.salt) }) {
-                    return (user, session.refresh ? server.sessions.make(for: user) : nil)
+                    return (user, session.refresh)
                 }
                 server.sessions.remove(token)
             }
         }
-        return (.anonymous, nil)
+        return (.anonymous, false)
     }
 
     static let unauthorized = DocumentError(.unauthorized, "You are not a server admin.")
@@ -253,7 +252,7 @@ struct CouchResponder: HTTPResponder {
         default:
             if first.hasPrefix("_"), !DatabaseRegistry.isValidName(first) {
                 // A path CouchDB has no handler for names no database.
-                if r.method != .put { throw DocumentError(.notFound, "Database does not exist.") }
+                if r.method != .put { throw DatabaseRegistry.missing }
                 throw DocumentError(.illegalDatabaseName, "Name: '\(first)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.")
             }
             return try await database(first, r)

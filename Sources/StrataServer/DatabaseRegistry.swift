@@ -1,12 +1,7 @@
-import Dispatch
 import Foundation
 import Strata
-import Hummingbird
-import NIOCore
-import ServiceLifecycle
 import StrataDocuments
 import StrataSync
-import StrataQueryServers
 
 /// Opens each database's file once and keeps it open.
 final class DatabaseRegistry: DatabaseResolver, Sendable {
@@ -111,7 +106,7 @@ final class DatabaseRegistry: DatabaseResolver, Sendable {
         try state.withLock { state in
             if let db = state.open[name] { return db }
             guard FileManager.default.fileExists(atPath: url(name).path) else {
-                throw DocumentError(.notFound, "Database does not exist.")
+                throw Self.missing
             }
             let db = try prepared(DocumentDatabase(path: url(name).path), name, state.designs[name] ?? [:])
             state.open[name] = db
@@ -143,8 +138,7 @@ final class DatabaseRegistry: DatabaseResolver, Sendable {
                 // A database that could not be closed to everyone is not
                 // left behind open to everyone.
                 do { try db.setSecurity(security) } catch {
-                    try? (db.writer as? DatabasePoolClosing)?.closeAll()
-                    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url(name).path + suffix) }
+                    closeAndRemove(db, name)
                     throw error
                 }
             }
@@ -162,15 +156,21 @@ final class DatabaseRegistry: DatabaseResolver, Sendable {
         try state.withLock { state in
             let path = url(name).path
             guard state.open[name] != nil || FileManager.default.fileExists(atPath: path) else {
-                throw DocumentError(.notFound, "Database does not exist.")
+                throw Self.missing
             }
             state.securityObjects[name] = nil
-            if let db = state.open.removeValue(forKey: name) {
-                try? (db.writer as? DatabasePoolClosing)?.closeAll()
-            }
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            closeAndRemove(state.open.removeValue(forKey: name), name)
         }
     }
+
+    /// Closes `db` (when open) and removes the database's files.
+    private func closeAndRemove(_ db: DocumentDatabase?, _ name: String) {
+        try? (db?.writer as? DatabasePoolClosing)?.closeAll()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url(name).path + suffix) }
+    }
+
+    /// CouchDB's answer for a database that is not there.
+    static let missing = DocumentError(.notFound, "Database does not exist.")
 
     func names() -> [String] {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []

@@ -1,10 +1,5 @@
 import Foundation
-import Hummingbird
-import HTTPTypes
-import CompressNIO
-import NIOCore
 import StrataDocuments
-import StrataSync
 
 /// Reads a `multipart/related` document body: the JSON first, then each
 /// attachment marked `follows` in order.

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Strata
 import StrataDocuments
 import _CryptoExtras
 

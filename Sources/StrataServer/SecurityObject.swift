@@ -1,8 +1,5 @@
-import Crypto
 import Foundation
-import Strata
 import StrataDocuments
-import _CryptoExtras
 
 /// A database's `_security` object: who administers it and who may read it.
 struct SecurityObject {

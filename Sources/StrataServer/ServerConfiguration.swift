@@ -222,21 +222,42 @@ public struct LockoutConfiguration: Sendable, Equatable {
 /// The sections and keys of a CouchDB ini file (`;` comments, last value
 /// wins).
 struct IniFile {
+    /// What one line of an ini file is.
+    enum Line {
+        /// `[name]`.
+        case section(String)
+        /// `key = value`, both trimmed (the value as written, comments and all).
+        case entry(key: String, value: String)
+        /// Blank, a comment, or nothing an ini file means.
+        case other
+    }
+
+    /// Reads one line: `;` and `#` start a comment line.
+    static func line(_ line: Substring) -> Line {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix(";") || trimmed.hasPrefix("#") || trimmed.isEmpty { return .other }
+        if trimmed.hasPrefix("[") && trimmed.hasSuffix("]") {
+            return .section(String(trimmed.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces))
+        }
+        guard let equals = trimmed.firstIndex(of: "=") else { return .other }
+        return .entry(key: trimmed[..<equals].trimmingCharacters(in: .whitespaces),
+                      value: trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces))
+    }
+
     private var values: [String: String] = [:]
 
     init(_ text: String) {
         var section = ""
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.hasPrefix(";") || trimmed.hasPrefix("#") || trimmed.isEmpty { continue }
-            if trimmed.hasPrefix("[") && trimmed.hasSuffix("]") {
-                section = String(trimmed.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
-            } else if let equals = trimmed.firstIndex(of: "=") {
-                let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
-                var value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            switch Self.line(line) {
+            case .section(let name):
+                section = name
+            case .entry(let key, var value):
                 // CouchDB ends a value at " ;" (an inline comment).
                 if let comment = value.range(of: " ;") { value = value[..<comment.lowerBound].trimmingCharacters(in: .whitespaces) }
                 values[section + "\u{0}" + key] = value
+            case .other:
+                break
             }
         }
     }

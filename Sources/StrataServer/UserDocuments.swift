@@ -1,8 +1,5 @@
-import Crypto
 import Foundation
-import Strata
 import StrataDocuments
-import _CryptoExtras
 
 /// The rules CouchDB's `_users` database applies to user documents
 /// (`org.couchdb.user:NAME`), and the hashing of their `password`.
