@@ -94,6 +94,11 @@ final class DatabaseRegistry: DatabaseResolver, Sendable {
         return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || "_$()+/-".unicodeScalars.contains($0) }
     }
 
+    /// CouchDB's reason for refusing `name`.
+    static func nameRule(_ name: String) -> String {
+        "Name: '\(name)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter."
+    }
+
     func url(_ name: String) -> URL {
         directory.appendingPathComponent(name.replacingOccurrences(of: "/", with: "%2F") + ".couch.sqlite")
     }
@@ -127,7 +132,7 @@ final class DatabaseRegistry: DatabaseResolver, Sendable {
             throw DocumentError(.illegalDatabaseName, "Name: '\(name)'. A database name may have at most \(Self.maximumNameLength) characters (each / counts three).")
         }
         guard DatabaseRegistry.isValidName(name) else {
-            throw DocumentError(.illegalDatabaseName, "Name: '\(name)'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.")
+            throw DocumentError(.illegalDatabaseName, Self.nameRule(name))
         }
         try state.withLock { state in
             if state.open[name] != nil || FileManager.default.fileExists(atPath: url(name).path) {

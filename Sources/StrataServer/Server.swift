@@ -23,11 +23,20 @@ public final class CouchServer: Sendable {
     public let configuration: ServerConfiguration
     /// The server's uuid (`GET /`), kept in the data directory.
     public let uuid: String
-    let maximumBodySize = 64 << 20
+    /// The largest request body read into memory (CouchDB's
+    /// `max_http_request_size` is 4 GiB; Strata holds such bodies whole).
+    static let maximumBodySize = 64 << 20
     /// The largest attachment `PUT /{db}/{doc}/{name}` takes, streamed to a
     /// file then into SQLite a chunk at a time (CouchDB's default
     /// `max_attachment_size`, 1 GiB).
-    let maximumAttachmentSize = 1 << 30
+    static let maximumAttachmentSize = 1 << 30
+    /// The node's name, as a single CouchDB node calls itself.
+    static let nodeName = "nonode@nohost"
+
+    /// A new id, as CouchDB makes them: 32 lowercase hex digits.
+    static func makeUUID() -> String {
+        UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    }
     let groupCommit: Bool
     /// The JavaScript processes for design-document functions; nil when the
     /// server was given no query-server command.
@@ -89,7 +98,7 @@ public final class CouchServer: Sendable {
         if let existing = try? String(contentsOf: uuidFile, encoding: .utf8), existing.count == 32 {
             uuid = existing
         } else {
-            let made = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+            let made = Self.makeUUID()
             try made.write(to: uuidFile, atomically: true, encoding: .utf8)
             uuid = made
         }
@@ -115,12 +124,7 @@ public final class CouchServer: Sendable {
         host: String = "127.0.0.1", port: Int = 5984, shutdownGracePeriod: Duration = .seconds(5),
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
-        let responder = CouchResponder(server: self)
-        let app = Application(
-            responder: responder,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "CouchDB/3.4.3 (Strata)"),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) }
-        )
+        let app = makeApplication(host: host, port: port, onListening: onListening)
         replicatorDatabase.start(registry)
         defer {
             replicatorDatabase.stop()
@@ -143,6 +147,22 @@ public final class CouchServer: Sendable {
                 running.cancel()
             }
         }
+    }
+}
+
+@available(macOS 14, iOS 17, tvOS 17, *)
+extension CouchServer {
+    /// The server as a Hummingbird application, not yet running: ``run``
+    /// runs it on a socket; tests can also run it in process, without one
+    /// (HummingbirdTesting's `.router` setup).
+    package func makeApplication(
+        host: String = "127.0.0.1", port: Int = 5984, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        Application(
+            responder: makeResponder(),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: CouchHeadersMiddleware.serverName),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) }
+        )
     }
 }
 

@@ -21,6 +21,14 @@ extension DocumentDatabase {
     package static func designID(_ design: String) -> String { DocumentTables.designID(design) }
     /// A design's name from its id or its name.
     package static func designName(_ design: String) -> String { DocumentTables.designName(design) }
+    /// A document id as a URL path's segments: `_design/x` and `_local/x`
+    /// keep their `/` (CouchDB's paths), any other id is one segment.
+    package static func pathSegments(ofID id: String) -> [String] {
+        for prefix in [designPrefix, "_local/"] where id.hasPrefix(prefix) {
+            return [String(prefix.dropLast()), String(id.dropFirst(prefix.count))]
+        }
+        return [id]
+    }
 
     /// The runner, or CouchDB's `os_process_error` saying what needs one.
     private func requireRunner(_ what: String) throws -> any DesignFunctionRunner {

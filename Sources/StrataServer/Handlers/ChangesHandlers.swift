@@ -5,8 +5,12 @@ import HTTPTypes
 import NIOCore
 import StrataDocuments
 
+/// `/{db}/_changes`: normal, longpoll, continuous and eventsource feeds,
+/// with CouchDB's filters.
 @available(macOS 14, iOS 17, tvOS 17, *)
-extension CouchResponder {
+struct ChangesHandlers: Sendable {
+    let server: CouchServer
+
     func changesOptions(_ r: CouchRequest) throws -> ChangesOptions {
         var options = ChangesOptions()
         if let since = r.query["since"] {
@@ -54,7 +58,7 @@ extension CouchResponder {
 
     func changesFilter(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> ChangesFilter? {
         guard let name = r.query["filter"], !name.hasPrefix("_") else { return nil }
-        let request = try await updateRequest(db, r, docID: nil)
+        let request = try await r.functionRequest(db, docID: nil)
         // The engine chooses the function (Swift or the stored JavaScript).
         let passes = try await offload { try db.changesFilter(name, request: request) }
         let keepDocs = r.flag("include_docs")
@@ -86,7 +90,7 @@ extension CouchResponder {
         return ChangesResult(results: kept, lastSeq: lastSeq, pending: 0)
     }
 
-    func changes(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+    func feed(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
         try r.checkBooleans(["descending", "include_docs", "conflicts", "attachments", "att_encoding_info"])
         var options = try changesOptions(r)
         let filter = try await changesFilter(db, r)

@@ -3,13 +3,17 @@ import Hummingbird
 import StrataDocuments
 import StrataSync
 
-extension CouchResponder {
+/// Replication: `POST /_replicate`, and what runs, as `_active_tasks` and
+/// `_scheduler` show it (server admins only). The jobs themselves belong
+/// to StrataSync's scheduler.
+@available(macOS 14, iOS 17, tvOS 17, *)
+struct ReplicationHandlers: Sendable {
+    let server: CouchServer
+
     /// `POST /_replicate`: a one-shot replication answered when it ends, a
     /// continuous one started in the background (`cancel: true` stops it).
     /// Each side is a database of this server (by name) or a URL.
     func replicate(_ r: CouchRequest) async throws -> HTTPAnswer {
-        guard r.method == .post else { return methodNotAllowed("POST") }
-        try requireAdmin(r)
         let body = try r.object()
         if body["cancel"]?.boolValue == true, let id = body["replication_id"]?.stringValue {
             guard server.replications.cancel(id) else { throw DocumentError(.notFound, "Replication `\(id)` not found") }
@@ -52,39 +56,44 @@ extension CouchResponder {
             "docs_read": .int(progress.documentsRead), "docs_written": .int(progress.documentsWritten),
             "doc_write_failures": .int(progress.documentWriteFailures),
         ])
-        return HTTPAnswer(status: .ok, json: .object([
+        return HTTPAnswer.json(.object([
             "ok": true, "session_id": history["session_id"]!, "source_last_seq": seq,
             "replication_id_version": 4, "history": [history],
         ]))
     }
-}
 
-extension CouchResponder {
-    /// `GET /_scheduler/jobs`, `/_scheduler/docs`, `/_scheduler/docs/_replicator`
-    /// and `/_scheduler/docs/_replicator/{docid}`.
-    func scheduler(_ r: CouchRequest) throws -> HTTPAnswer {
-        guard r.method == .get || r.method == .head else { return methodNotAllowed("GET,HEAD") }
-        try requireAdmin(r)
-        let rest = Array(r.segments.dropFirst())
+    func activeTasks(_ r: CouchRequest) async throws -> HTTPAnswer {
+        .json(.array(server.replications.activeTasks() + server.replicatorDatabase.activeTasks()))
+    }
+
+    /// A page of a `_scheduler` listing (`limit`, `skip`).
+    func page(_ r: CouchRequest, _ key: String, _ rows: [JSON]) throws -> HTTPAnswer {
         let limit = try r.int("limit"), skip = try r.int("skip") ?? 0
-        func page(_ key: String, _ rows: [JSON]) -> HTTPAnswer {
-            let kept = rows.dropFirst(skip).prefix(limit ?? .max)
-            return HTTPAnswer(status: .ok, json: .object(["total_rows": .int(rows.count), "offset": .int(skip), key: .array(Array(kept))]))
+        let kept = rows.dropFirst(skip).prefix(limit ?? .max)
+        var page: JSONObject = ["total_rows": .int(rows.count), "offset": .int(skip)]
+        page[key] = .array(Array(kept))
+        return .json(.object(page))
+    }
+
+    /// `GET /_scheduler/jobs` and `/_scheduler/docs`.
+    func scheduler(_ r: CouchRequest) async throws -> HTTPAnswer {
+        switch r.parameter("list") {
+        case "jobs": return try page(r, "jobs", server.replications.schedulerJobs() + server.replicatorDatabase.schedulerJobs())
+        case "docs": return try page(r, "docs", server.replicatorDatabase.schedulerDocuments())
+        default: throw DocumentError(.notFound, "Unknown path: /_scheduler/\(r.parameter("list"))")
         }
-        switch rest.first {
-        case "jobs" where rest.count == 1:
-            return page("jobs", server.replications.schedulerJobs() + server.replicatorDatabase.schedulerJobs())
-        case "docs" where rest.count == 1:
-            return page("docs", server.replicatorDatabase.schedulerDocuments())
-        case "docs" where rest.count >= 2 && rest[1] == ReplicatorDatabase.name:
-            if rest.count == 2 { return page("docs", server.replicatorDatabase.schedulerDocuments()) }
-            let id = rest.dropFirst(2).joined(separator: "/")
-            guard let document = server.replicatorDatabase.schedulerDocument(id) else { throw DocumentError(.notFound, "unknown") }
-            return HTTPAnswer(status: .ok, json: document)
-        case "docs" where rest.count >= 2:
-            throw DocumentError(.notFound, "Database does not exist: \(rest[1])")
-        default:
-            throw DocumentError(.notFound, "Unknown path: /_scheduler/\(rest.joined(separator: "/"))")
-        }
+    }
+
+    /// `GET /_scheduler/docs/_replicator` (the only replicator database).
+    func schedulerDocuments(_ r: CouchRequest) async throws -> HTTPAnswer {
+        guard r.databaseName == ReplicatorDatabase.name else { throw DocumentError(.notFound, "Database does not exist: \(r.databaseName)") }
+        return try page(r, "docs", server.replicatorDatabase.schedulerDocuments())
+    }
+
+    /// `GET /_scheduler/docs/_replicator/{docid}`.
+    func schedulerDocument(_ r: CouchRequest) async throws -> HTTPAnswer {
+        guard r.databaseName == ReplicatorDatabase.name else { throw DocumentError(.notFound, "Database does not exist: \(r.databaseName)") }
+        guard let document = server.replicatorDatabase.schedulerDocument(r.parameter("id")) else { throw DocumentError(.notFound, "unknown") }
+        return .json(document)
     }
 }

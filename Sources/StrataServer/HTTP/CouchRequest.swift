@@ -7,7 +7,11 @@ import StrataDocuments
 /// parameters, the body, and who is asking.
 struct CouchRequest: Sendable {
     var method: HTTPRequest.Method
+    /// The path's segments, decoded (`%2F` stays inside its segment, `+`
+    /// is a space, as CouchDB reads paths).
     var segments: [String]
+    /// What the route's pattern named (`db`, `doc`, `attachment`…).
+    var parameters: [String: String] = [:]
     var query: [String: String]
     var headers: HTTPFields
     var body: [UInt8]
@@ -24,12 +28,16 @@ struct CouchRequest: Sendable {
     var authority: String?
     /// The client's address.
     var peer: String?
-    /// Whether the session cookie the request came with is due for a
-    /// refresh (the answer then carries a new one).
-    var renewsSession = false
 
     /// A server admin.
     var isAdmin: Bool { user.isServerAdmin }
+
+    /// The value of the route's parameter `name` (every route that names
+    /// one has it).
+    func parameter(_ name: String) -> String { parameters[name] ?? "" }
+
+    /// The database the route names.
+    var databaseName: String { parameter("db") }
 
     func flag(_ name: String) -> Bool { query[name] == "true" }
 
@@ -70,28 +78,42 @@ struct CouchRequest: Sendable {
     }
 }
 
-struct HTTPAnswer {
-    var status: HTTPResponse.Status
-    var json: JSON?
-    var headers: HTTPFields = [:]
-    var raw: (contentType: String, data: Data)?
-    var stream: ResponseBody?
+extension CouchRequest {
+    /// The absolute URL of a resource on this server, as CouchDB's
+    /// `Location` headers name it: `http://{Host}/` and the path's
+    /// segments, each encoded as `couch_util:url_encode` does (letters,
+    /// digits and `_.-:` kept, every other byte `%XX`).
+    func location(of segments: [String]) -> String {
+        let path = "/" + segments.map(Self.urlEncoded).joined(separator: "/")
+        guard let authority else { return path }
+        return "http://\(authority)\(path)"
+    }
 
-    /// Whether `value` can be sent as a header's value: no control character
-    /// but tab (a CR or LF would split the response).
-    static func isValidFieldValue(_ value: String) -> Bool {
-        value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    static func urlEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
     }
 }
 
-/// Hummingbird's per-request context, with the client's address (the
-/// `peer` of CouchDB's request object).
-struct CouchContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
-    let peer: String?
+private extension String {
+    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}
 
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        peer = source.channel.remoteAddress?.ipAddress
+extension CouchRequest {
+    /// How a document is read: `rev`, `revs`, `revs_info`, `conflicts`,
+    /// `deleted_conflicts`, `attachments`, `local_seq`, `latest`.
+    var readOptions: DocumentReadOptions {
+        DocumentReadOptions(rev: query["rev"], revs: flag("revs"), revsInfo: flag("revs_info"), conflicts: flag("conflicts"),
+                            deletedConflicts: flag("deleted_conflicts"), attachments: flag("attachments"),
+                            localSequence: flag("local_seq"), latest: flag("latest"))
     }
 }

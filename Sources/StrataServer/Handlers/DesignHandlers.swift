@@ -4,14 +4,12 @@ import HTTPTypes
 import StrataDocuments
 import StrataQueryServers
 
+/// A design document's functions: views, `_info`, and the update, show
+/// and list functions. The engine chooses each function's runtime (Swift
+/// registered under the design's name, or the stored JavaScript).
 @available(macOS 14, iOS 17, tvOS 17, *)
-extension CouchResponder {
-    /// The user context a design-document function sees for this request.
-    func userContext(_ r: CouchRequest) -> JSON {
-        var context = r.user.json.objectValue ?? JSONObject()
-        context["db"] = .string(r.segments.first ?? "")
-        return .object(context)
-    }
+struct DesignHandlers: Sendable {
+    let server: CouchServer
 
     /// The view group of a design, as the engine builds it (registered
     /// Swift functions, or the stored design document's JavaScript).
@@ -93,21 +91,22 @@ extension CouchResponder {
         return options
     }
 
+    /// The design document the route names.
+    func design(_ r: CouchRequest) -> String { DocumentDatabase.designID(r.parameter("ddoc")) }
+
     /// `GET|POST /{db}/_design/{ddoc}/_view/{view}`.
-    func viewRoute(_ db: DocumentDatabase, _ r: CouchRequest, design: String, rest: [String]) async throws -> HTTPAnswer {
-        guard r.method == .get || r.method == .head || r.method == .post else { return methodNotAllowed("GET,POST,HEAD") }
-        guard rest.count == 1 else { throw DocumentError(.notFound, "missing_named_view") }
+    func view(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
         let options = try viewOptions(r)
-        let group = try await viewGroup(db, design: design)
-        guard group.views.contains(rest[0]) else { throw DocumentError(.notFound, "missing_named_view") }
-        let view = rest[0]
+        let group = try await viewGroup(db, design: design(r))
+        let view = r.parameter("view")
+        guard group.views.contains(view) else { throw DocumentError(.notFound, "missing_named_view") }
         let result = try await offload { [options] in try db.queryView(group, view: view, options: options) }
-        return HTTPAnswer(status: .ok, json: result.json)
+        return .json(result.json)
     }
 
     /// `GET /{db}/_design/{ddoc}/_info`.
-    func designInfo(_ db: DocumentDatabase, _ r: CouchRequest, design: String) async throws -> HTTPAnswer {
-        guard r.method == .get || r.method == .head else { return methodNotAllowed("GET") }
+    func info(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let design = design(r)
         let group = try await viewGroup(db, design: design)
         let (info, seq) = try await offload { (try db.viewGroupInfo(design: design), try db.updateCount()) }
         let current = info?.signature == group.signature ? info : nil
@@ -130,12 +129,6 @@ extension CouchResponder {
         ]))
     }
 
-    /// `POST /{db}/_view_cleanup`: drops the indexes no design document
-    /// builds any more.
-    func viewCleanup(_ db: DocumentDatabase) async throws {
-        try await offload { try db.cleanUpViewIndexes() }
-    }
-
     /// The design document `id` and the JavaScript query servers, for a
     /// function of kind `kind` (`shows`, `lists`) named `function`.
     func designFunction(_ db: DocumentDatabase, _ id: String, _ kind: String, _ function: String) async throws -> (JSONObject, QueryServers) {
@@ -153,30 +146,30 @@ extension CouchResponder {
 
     /// `GET|POST /{db}/_design/{ddoc}/_show/{func}[/{docid}]` (deprecated in
     /// CouchDB 3, still served): the function renders a document (or null).
-    func showRoute(_ db: DocumentDatabase, _ r: CouchRequest, design: String, rest: [String]) async throws -> HTTPAnswer {
-        guard r.method == .get || r.method == .head || r.method == .post else { return methodNotAllowed("GET,POST,HEAD") }
-        let (ddoc, queryServers) = try await designFunction(db, design, "shows", rest[0])
-        let docID = rest.count > 1 ? rest[1...].joined(separator: "/") : nil
+    func show(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let function = r.parameter("function")
+        let (ddoc, queryServers) = try await designFunction(db, design(r), "shows", function)
+        let docID = r.parameters["doc"]
         let doc: JSON = try await offload {
             guard let docID else { return .null }
             do { return .object(try db.document(id: docID)) } catch let error as DocumentError where error.kind == .notFound { return .null }
         }
-        let request = try await updateRequest(db, r, docID: docID)
-        let answer = try await queryServers.call(tenant: db.instanceID, ddoc, ["shows", rest[0]], [doc, request])
+        let request = try await r.functionRequest(db, docID: docID)
+        let answer = try await queryServers.call(tenant: db.instanceID, ddoc, ["shows", function], [doc, request])
         guard let parts = answer.arrayValue, parts.count == 2, parts[0] == .string("resp") else {
             throw DocumentError(status: 500, error: "render_error", reason: "the show function's answer is not a response")
         }
-        return try httpAnswer(UpdateHandlerAnswer(rendering: parts[1], written: nil))
+        return try Self.answer(UpdateHandlerAnswer(rendering: parts[1], written: nil))
     }
 
     /// `GET|POST /{db}/_design/{ddoc}/_list/{func}/{view}` or
     /// `…/_list/{func}/{other-ddoc}/{view}` (deprecated in CouchDB 3, still
     /// served): the function renders the view's rows, read with `getRow()`.
-    func listRoute(_ db: DocumentDatabase, _ r: CouchRequest, design: String, rest: [String]) async throws -> HTTPAnswer {
-        guard r.method == .get || r.method == .head || r.method == .post else { return methodNotAllowed("GET,POST,HEAD") }
-        let (ddoc, queryServers) = try await designFunction(db, design, "lists", rest[0])
-        let viewDesign = rest.count > 2 ? DocumentDatabase.designID(rest[1]) : design
-        let view = rest.count > 2 ? rest[2] : rest[1]
+    func list(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let function = r.parameter("function")
+        let (ddoc, queryServers) = try await designFunction(db, design(r), "lists", function)
+        let viewDesign = r.parameters["other"].map(DocumentDatabase.designID) ?? design(r)
+        let view = r.parameter("view")
         let options = try viewOptions(r)
         let group = try await viewGroup(db, design: viewDesign)
         guard group.views.contains(view) else { throw DocumentError(.notFound, "missing_named_view") }
@@ -184,8 +177,8 @@ extension CouchResponder {
         var head = JSONObject()
         if let total = result.totalRows { head["total_rows"] = .int(total) }
         if let offset = result.offset { head["offset"] = .int(offset) }
-        let request = try await updateRequest(db, r, docID: nil)
-        let answer = try await queryServers.call(tenant: db.instanceID, ddoc, ["lists", rest[0]], [.object(head), request, .array(result.rows)])
+        let request = try await r.functionRequest(db, docID: nil)
+        let answer = try await queryServers.call(tenant: db.instanceID, ddoc, ["lists", function], [.object(head), request, .array(result.rows)])
         guard let parts = answer.arrayValue, parts.count == 3, parts[0] == .string("list") else {
             throw DocumentError(status: 500, error: "render_error", reason: "the list function's answer is not a response")
         }
@@ -196,6 +189,57 @@ extension CouchResponder {
             headers["Content-Type"] = .string("application/json")
             response["headers"] = .object(headers)
         }
-        return try httpAnswer(UpdateHandlerAnswer(rendering: .object(response), written: nil))
+        return try Self.answer(UpdateHandlerAnswer(rendering: .object(response), written: nil))
+    }
+
+    /// `POST|PUT /{db}/_design/{ddoc}/_update/{function}[/{docid}]`: the
+    /// function gets the document (or null) and CouchDB's request object,
+    /// and answers `[doc, response]`; a returned document is saved.
+    ///
+    /// The engine runs calls on one document in batches (one transaction
+    /// and one commit, each call answered with its own revision, so none
+    /// fails with 409 where CouchDB would refuse all but one), chooses the
+    /// function (Swift or the stored JavaScript), validates what it answers
+    /// and refuses a design document from a non-admin.
+    func update(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let docID = r.parameters["doc"]
+        let request = try await r.functionRequest(db, docID: docID)
+        let outcome = try await db.runUpdate(design: r.parameter("ddoc"), function: r.parameter("function"), id: docID,
+                                             request: request, userContext: r.userContext)
+        return try Self.answer(UpdateHandlerAnswer(rendering: outcome.response, written: outcome.written))
+    }
+
+    /// CouchDB refuses other methods of an update function with a reason
+    /// of its own.
+    func updateRefusesMethod(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        .methodNotAllowed("POST,PUT", reason: "Update functions do not allow \(r.method.rawValue)")
+    }
+
+    /// `_rewrite` went with CouchDB 3's deprecations; Strata never served it.
+    func rewrite(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        throw DocumentError(.notFound, "design document functions (_rewrite) are not served")
+    }
+
+    /// A design function's answer, rendered by the engine
+    /// (`UpdateHandlerAnswer(rendering:written:)`), as HTTP. Everything the
+    /// function answers is untrusted: a header HTTP cannot carry is the
+    /// function's error, never the server's trap.
+    static func answer(_ answer: UpdateHandlerAnswer) throws -> HTTPAnswer {
+        var headers: HTTPFields = [:]
+        if let id = answer.documentID { headers[HTTPField.Name("X-Couch-Id")!] = id }
+        if let rev = answer.newRevision { headers[HTTPField.Name("X-Couch-Update-NewRev")!] = rev }
+        for (name, value) in answer.headers.sorted(by: { $0.key < $1.key }) {
+            guard let field = HTTPField.Name(name) else {
+                throw DocumentError(status: 500, error: "render_error", reason: "the function's response has an invalid header name \(JSON.string(name).text)")
+            }
+            guard HTTPAnswer.isValidFieldValue(value) else {
+                throw DocumentError(status: 500, error: "render_error", reason: "the function's response has an invalid value for header \(name): control characters are not allowed")
+            }
+            headers[field] = value
+        }
+        guard HTTPAnswer.isValidFieldValue(answer.contentType) else {
+            throw DocumentError(status: 500, error: "render_error", reason: "the function's response has an invalid value for header Content-Type: control characters are not allowed")
+        }
+        return HTTPAnswer(status: .init(code: answer.status), json: nil, headers: headers, raw: (answer.contentType, answer.body))
     }
 }

@@ -1,0 +1,62 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import StrataDocuments
+
+/// What a handler answers: a status, and JSON, raw bytes or a stream.
+struct HTTPAnswer: Sendable {
+    var status: HTTPResponse.Status
+    var json: JSON?
+    var headers: HTTPFields = [:]
+    var raw: (contentType: String, data: Data)?
+    var stream: ResponseBody?
+
+    /// Whether `value` can be sent as a header's value: no control character
+    /// but tab (a CR or LF would split the response).
+    static func isValidFieldValue(_ value: String) -> Bool {
+        value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+}
+
+extension HTTPAnswer {
+    /// A JSON answer.
+    static func json(_ json: JSON, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> HTTPAnswer {
+        HTTPAnswer(status: status, json: json, headers: headers)
+    }
+
+    /// CouchDB's `{"ok":true}`.
+    static let ok = HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
+
+    /// CouchDB's 405, listing the methods the path takes.
+    static func methodNotAllowed(_ allowed: String, reason: String? = nil) -> HTTPAnswer {
+        var headers: HTTPFields = [:]
+        headers[.allow] = allowed
+        return HTTPAnswer(status: .methodNotAllowed, json: DocumentError(.methodNotAllowed, reason ?? "Only \(allowed) allowed").json, headers: headers)
+    }
+
+    /// The answer as Hummingbird sends it: JSON (a line, as CouchDB ends its
+    /// bodies), raw bytes or a stream, with its `Content-Type`; a `HEAD`
+    /// gets the headers and the length of what a `GET` would send.
+    func response(to method: HTTPRequest.Method) -> Response {
+        var headers = headers
+        if let stream {
+            headers[.contentType] = headers[.contentType] ?? "application/json"
+            return Response(status: status, headers: headers, body: stream)
+        }
+        if let raw {
+            headers[.contentType] = raw.contentType
+            if method == .head {
+                headers[.contentLength] = String(raw.data.count)
+                return Response(status: status, headers: headers, body: ResponseBody())
+            }
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: raw.data)))
+        }
+        headers[.contentType] = "application/json"
+        let text = (json?.text ?? "") + "\n"
+        if method == .head {
+            headers[.contentLength] = String(text.utf8.count)
+            return Response(status: status, headers: headers, body: ResponseBody())
+        }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}

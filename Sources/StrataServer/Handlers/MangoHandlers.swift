@@ -1,0 +1,65 @@
+import Foundation
+import HTTPTypes
+import StrataDocuments
+
+/// Mango: `_find`, `_explain` and `_index`.
+@available(macOS 14, iOS 17, tvOS 17, *)
+struct MangoHandlers: Sendable {
+    let server: CouchServer
+
+    /// The index every database has: its documents by `_id`.
+    static let allDocumentsIndex: JSON = .object([
+        "ddoc": .null, "name": "_all_docs", "type": "special", "def": .object(["fields": [.object(["_id": "asc"])]]),
+    ])
+
+    func find(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let query = try FindQuery(json: r.json())
+        let result = try await offload { try db.find(query) }
+        var o: JSONObject = ["docs": .array(result.docs.map(JSON.object)), "bookmark": .string(result.bookmark)]
+        if let warning = result.warning { o["warning"] = .string(warning) }
+        if let stats = result.executionStats { o["execution_stats"] = stats }
+        return .json(.object(o))
+    }
+
+    func explain(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let query = try FindQuery(json: r.json())
+        let result = try await offload { try db.explain(query) }
+        return .json([
+            "dbname": .string(r.databaseName), "index": result.index.map(\.json) ?? Self.allDocumentsIndex,
+            "selector": try MangoSelector(query.selector).normalized,
+            "opts": .object(["use_index": .array([]), "bookmark": .string(query.bookmark ?? "nil"), "limit": .int(query.limit), "skip": .int(query.skip)]),
+            "limit": .int(query.limit), "skip": .int(query.skip),
+            "fields": query.fields.map { .array($0.map(JSON.string)) } ?? "all_fields",
+            "sql": .string(result.sql),
+        ])
+    }
+
+    func indexes(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let indexes = try await offload { try db.indexes() }
+        return .json(["total_rows": .int(indexes.count + 1), "indexes": .array([Self.allDocumentsIndex] + indexes.map(\.json))])
+    }
+
+    func createIndex(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let body = try r.object()
+        guard let index = body["index"]?.objectValue, let fieldList = index["fields"]?.arrayValue else {
+            throw DocumentError(.badRequest, "Missing required key: index")
+        }
+        let fields = try fieldList.map { f -> String in
+            if let s = f.stringValue { return s }
+            if let o = f.objectValue, o.count == 1 { return o.pairs[0].key }
+            throw DocumentError(.badRequest, "Invalid index field: \(f.text)")
+        }
+        let partial = index["partial_filter_selector"] ?? body["partial_filter_selector"]
+        let ddoc = body["ddoc"]?.stringValue, name = body["name"]?.stringValue
+        let created = try await offload { try db.createIndex(fields: fields, ddoc: ddoc, name: name, partialFilterSelector: partial) }
+        return .json(["result": .string(created.result), "id": .string(created.ddoc), "name": .string(created.name)])
+    }
+
+    /// `DELETE /{db}/_index/{ddoc}/json/{name}` (the design document named
+    /// with or without `_design/`).
+    func deleteIndex(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let ddoc = r.parameter("ddoc"), name = r.parameter("name")
+        try await offload { try db.deleteIndex(ddoc: ddoc, name: name) }
+        return .ok
+    }
+}
