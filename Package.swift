@@ -175,11 +175,13 @@ let package = Package(
             path: "Tests/StrataServerTestHelpers",
             resources: [.copy("Resources")]
         ),
-        // CouchDB's HTTP API (`strata serve`) over real HTTP on loopback.
+        // CouchDB's HTTP API (`strata serve`) over real HTTP on loopback,
+        // and in process without a socket (HummingbirdTesting's router setup).
         .testTarget(
             name: "StrataServerTests",
             dependencies: [
                 "Strata", "StrataDocuments", "StrataServer", "StrataServerTestHelpers", "StrataTestHelpers",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]

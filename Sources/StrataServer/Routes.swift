@@ -2,8 +2,10 @@ import HTTPTypes
 
 /// Every URL `strata serve` answers, on one screen, as CouchDB's
 /// `chttpd_httpd_handlers` lists its own. The first route whose pattern and
-/// method fit answers; a path that fits only with other methods is 405 with
-/// their list (see ``Route`` for the patterns, ``CouchRouter`` for the rest).
+/// method fit answers (no methods: any method); a path that fits only with
+/// other methods is 405 with their list; a path no pattern fits is an id
+/// CouchDB reserves (`/{db}/_…`) or names no database (see ``Route`` for
+/// the patterns, ``CouchRouter`` for the rest).
 @available(macOS 14, iOS 17, tvOS 17, *)
 extension CouchRouter {
     static func routes(_ h: Handlers) -> [Route] {
@@ -60,18 +62,16 @@ extension CouchRouter {
         t.add("/{db}/_design/{ddoc}/_info", read, use: h.design.info)
         t.add("/{db}/_design/{ddoc}/_view/{view}", query, body: .json, use: h.design.view)
         t.add("/{db}/_design/{ddoc}/_show/{function}", query, use: h.design.show)
-        t.add("/{db}/_design/{ddoc}/_show/{function}/{doc…}", query, use: h.design.show)
+        t.add("/{db}/_design/{ddoc}/_show/{function}/{id…}", query, use: h.design.show)
         t.add("/{db}/_design/{ddoc}/_list/{function}/{view}", query, use: h.design.list)
         t.add("/{db}/_design/{ddoc}/_list/{function}/{other}/{view}", query, use: h.design.list)
-        t.add("/{db}/_design/{ddoc}/_update/{function}", [.post, .put], use: h.design.update)
-        t.add("/{db}/_design/{ddoc}/_update/{function}/{doc…}", [.post, .put], use: h.design.update)
-        t.add("/{db}/_design/{ddoc}/_update/{path…}", [], use: h.design.updateRefusesMethod)
+        t.add("/{db}/_design/{ddoc}/_update/{function}", [], use: h.design.update)
+        t.add("/{db}/_design/{ddoc}/_update/{function}/{id…}", [], use: h.design.update)
         t.add("/{db}/_design/{ddoc}/_rewrite/{path…}", [.get, .head, .post, .put, .delete], use: h.design.rewrite)
         t.add("/{db}/_design/{ddoc}", [.get, .head, .put, .delete, .copy], use: h.documents.design)
         t.add("/{db}/_design/{ddoc}/{attachment…}", [.get, .head, .put, .delete], body: .streamed, use: h.attachments.attachment)
         t.add("/{db}/{doc}", [.get, .head, .put, .delete, .copy], use: h.documents.document)
         t.add("/{db}/{doc}/{attachment…}", [.get, .head, .put, .delete], body: .streamed, use: h.attachments.attachment)
-        t.add("/{db}/{reserved…}", [], use: h.documents.reservedID)
         return t.routes
     }
 }

@@ -28,10 +28,10 @@ extension HTTPAnswer {
     static let ok = HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
 
     /// CouchDB's 405, listing the methods the path takes.
-    static func methodNotAllowed(_ allowed: String, reason: String? = nil) -> HTTPAnswer {
+    static func methodNotAllowed(_ allowed: String) -> HTTPAnswer {
         var headers: HTTPFields = [:]
         headers[.allow] = allowed
-        return HTTPAnswer(status: .methodNotAllowed, json: DocumentError(.methodNotAllowed, reason ?? "Only \(allowed) allowed").json, headers: headers)
+        return HTTPAnswer(status: .methodNotAllowed, json: DocumentError(.methodNotAllowed, "Only \(allowed) allowed").json, headers: headers)
     }
 
     /// The answer as Hummingbird sends it: JSON (a line, as CouchDB ends its

@@ -149,7 +149,7 @@ struct DesignHandlers: Sendable {
     func show(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
         let function = r.parameter("function")
         let (ddoc, queryServers) = try await designFunction(db, design(r), "shows", function)
-        let docID = r.parameters["doc"]
+        let docID = r.parameters["id"]
         let doc: JSON = try await offload {
             guard let docID else { return .null }
             do { return .object(try db.document(id: docID)) } catch let error as DocumentError where error.kind == .notFound { return .null }
@@ -201,18 +201,18 @@ struct DesignHandlers: Sendable {
     /// fails with 409 where CouchDB would refuse all but one), chooses the
     /// function (Swift or the stored JavaScript), validates what it answers
     /// and refuses a design document from a non-admin.
+    ///
+    /// Any method but `GET` calls the function, as CouchDB's do (its
+    /// `render.js` refuses `GET` alone).
     func update(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
-        let docID = r.parameters["doc"]
+        if r.method == .get || r.method == .head {
+            throw DocumentError(.methodNotAllowed, "Update functions do not allow GET")
+        }
+        let docID = r.parameters["id"]
         let request = try await r.functionRequest(db, docID: docID)
         let outcome = try await db.runUpdate(design: r.parameter("ddoc"), function: r.parameter("function"), id: docID,
                                              request: request, userContext: r.userContext)
         return try Self.answer(UpdateHandlerAnswer(rendering: outcome.response, written: outcome.written))
-    }
-
-    /// CouchDB refuses other methods of an update function with a reason
-    /// of its own.
-    func updateRefusesMethod(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
-        .methodNotAllowed("POST,PUT", reason: "Update functions do not allow \(r.method.rawValue)")
     }
 
     /// `_rewrite` went with CouchDB 3's deprecations; Strata never served it.

@@ -24,12 +24,6 @@ struct DocumentHandlers: Sendable {
         try await document(db, r, id: DocumentDatabase.designID(r.parameter("ddoc")))
     }
 
-    /// Any other `/{db}/_…` path: CouchDB keeps ids that start with `_` for
-    /// its own.
-    func reservedID(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
-        throw DocumentError(.illegalDocumentID, "Only reserved document ids may start with underscore.")
-    }
-
     func document(_ db: DocumentDatabase, _ r: CouchRequest, id: String) async throws -> HTTPAnswer {
         switch r.method {
         case .put: return try await save(db, r, id: id)

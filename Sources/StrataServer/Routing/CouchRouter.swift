@@ -56,7 +56,8 @@ struct CouchRouter: HTTPResponder {
 
     /// The first route that fits the path and the method; (nil, nil) when
     /// routes fit the path with other methods only. No route at all is
-    /// CouchDB's answer for a name that is no database.
+    /// CouchDB's answer for an id it reserves (`/{db}/_…`), or for a name
+    /// that is no database.
     func find(_ method: HTTPRequest.Method, _ segments: [String]) throws -> (Route?, [String: String]?) {
         var pathExists = false
         for route in routes {
@@ -65,6 +66,9 @@ struct CouchRouter: HTTPResponder {
             pathExists = true
         }
         if pathExists { return (nil, nil) }
+        if segments.count > 1, Route.fits(segments[0], .database) {
+            throw DocumentError(.illegalDocumentID, "Only reserved document ids may start with underscore.")
+        }
         guard method == .put, let first = segments.first else { throw DatabaseRegistry.missing }
         throw DocumentError(.illegalDatabaseName, DatabaseRegistry.nameRule(first))
     }

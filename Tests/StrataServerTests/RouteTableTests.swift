@@ -1,0 +1,168 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import StrataDocuments
+@testable import StrataServer
+import StrataTestHelpers
+import Testing
+
+/// `strata serve` run in process, without a socket (HummingbirdTesting's
+/// `.router` setup): the route table and the answers it gives where a
+/// real CouchDB 3.4.3 answered otherwise before
+/// (../shared/couchdb/MEASURED-DIFFERENCES.md).
+@Suite struct RouteTableTests {
+    /// A server on a fresh folder with one admin, new databases open to
+    /// everyone, and a client that talks to it in process.
+    static func withServer(_ body: @Sendable (InProcessClient) async throws -> Void) async throws {
+        try await withServer(configuring: { _ in }, body)
+    }
+
+    static func withServer(configuring configure: (inout ServerConfiguration) -> Void,
+                           _ body: @Sendable (InProcessClient) async throws -> Void) async throws {
+        var configuration = ServerConfiguration(dataDirectory: URL(fileURLWithPath: try makeTemporaryPath("couch")), admins: ["admin": "secret"])
+        configuration.passwordIterations = 1000
+        configuration.defaultSecurity = .everyone
+        configure(&configuration)
+        let server = try CouchServer(configuration)
+        try await server.makeApplication().test(.router) { client in
+            try await body(InProcessClient(client: client))
+        }
+    }
+
+    @Test func everyPathOfTheTableIsAnswered() async throws {
+        try await Self.withServer { (client: InProcessClient) async throws in
+            #expect(try await client.send(.put, "/db", admin: true).status == .created)
+            for path in ["/", "/_up", "/_uuids", "/_session", "/db", "/db/_all_docs", "/db/_design_docs", "/db/_changes", "/db/_index",
+                         "/db/_security", "/db/_revs_limit"] {
+                #expect(try await client.send(.get, path, admin: true).status == .ok, "\(path)")
+            }
+            for path in ["/_all_dbs", "/_active_tasks", "/_scheduler/jobs", "/_scheduler/docs", "/_node/_local/_config"] {
+                #expect(try await client.send(.get, path).status == .unauthorized, "\(path) needs a server admin")
+                #expect(try await client.send(.get, path, admin: true).status == .ok, "\(path)")
+            }
+        }
+    }
+
+    @Test func aPathWithOtherMethodsIs405WithTheTablesList() async throws {
+        try await Self.withServer { (client: InProcessClient) async throws in
+            #expect(try await client.send(.put, "/db", admin: true).status == .created)
+            let listing = try await client.send(.delete, "/db/_all_docs")
+            #expect(listing.status == .methodNotAllowed && listing.headers[.allow] == "GET,HEAD,POST")
+            #expect(listing.json?["error"] == "method_not_allowed")
+            // Not a preflight (CORS is off): the document's methods, COPY included.
+            let options = try await client.send(.options, "/db/doc")
+            #expect(options.status == .methodNotAllowed && options.headers[.allow] == "COPY,DELETE,GET,HEAD,PUT")
+            // An update function takes any method but GET, as CouchDB's render.js.
+            let update = try await client.send(.get, "/db/_design/d/_update/f/doc")
+            #expect(update.status == .methodNotAllowed && update.json?["reason"] == "Update functions do not allow GET")
+        }
+    }
+
+    /// CouchDB reads `+` as a space in paths and query strings
+    /// (`mochiweb_util:unquote`).
+    @Test func aPlusInAPathOrAQueryIsASpace() async throws {
+        try await Self.withServer { (client: InProcessClient) async throws in
+            #expect(try await client.send(.put, "/db", admin: true).status == .created)
+            let created = try await client.send(.put, "/db/a+b", json: #"{"x":1}"#)
+            #expect(created.status == .created && created.json?["id"] == "a b")
+            #expect(created.headers[.location] == "http://localhost/db/a%20b")
+            #expect(try await client.send(.get, "/db/a%20b").status == .ok)
+            #expect(try await client.send(.get, "/db/a%2Bb").status == .notFound)
+            let rows = try await client.send(.get, #"/db/_all_docs?key="a+b""#).json?["rows"]?.arrayValue
+            #expect(rows?.map { $0["id"] } == ["a b"])
+        }
+    }
+
+    /// `Location` is absolute and names the database, as CouchDB's
+    /// `absolute_uri` writes it.
+    @Test func locationIsTheDocumentsAbsoluteURL() async throws {
+        try await Self.withServer { (client: InProcessClient) async throws in
+            let db = try await client.send(.put, "/probe%2Fsub", admin: true)
+            #expect(db.status == .created && db.headers[.location] == "http://localhost/probe%2Fsub")
+            #expect(try await client.send(.put, "/db", admin: true).status == .created)
+            #expect(try await client.send(.put, "/db/newdoc", json: "{}").headers[.location] == "http://localhost/db/newdoc")
+            let posted = try await client.send(.post, "/db", json: #"{"_id":"posted"}"#)
+            #expect(posted.headers[.location] == "http://localhost/db/posted")
+            let rev = try await client.send(.get, "/db/newdoc").json?["_rev"]?.stringValue ?? ""
+            let attached = try await client.send(.put, "/db/newdoc/file.bin?rev=\(rev)", body: "bytes", contentType: "application/octet-stream")
+            #expect(attached.status == .created && attached.headers[.location] == "http://localhost/db/newdoc/file.bin")
+            let design = try await client.send(.put, "/db/_design/app", json: #"{"views":{}}"#, admin: true)
+            #expect(design.headers[.location] == "http://localhost/db/_design/app")
+            // A local document gets its Location and ETag too.
+            let local = try await client.send(.put, "/db/_local/loc2", json: #"{"x":1}"#)
+            #expect(local.status == .created && local.headers[.location] == "http://localhost/db/_local/loc2")
+            #expect(local.headers[.eTag] == "\"0-1\"")
+        }
+    }
+
+    @Test func idsThatStartWithAnUnderscoreAreIllegal() async throws {
+        try await Self.withServer { (client: InProcessClient) async throws in
+            #expect(try await client.send(.put, "/db", admin: true).status == .created)
+            let refused = try await client.send(.put, "/db/_foo", json: "{}")
+            #expect(refused.status == .badRequest && refused.json?["error"] == "illegal_docid")
+            #expect(refused.json?["reason"] == "Only reserved document ids may start with underscore.")
+        }
+    }
+
+    /// `_node/{node}/_config` shows the settings Strata has, under
+    /// CouchDB's names, to server admins.
+    @Test func theConfigurationReadsAsCouchDBs() async throws {
+        try await Self.withServer(configuring: { $0.cors = CORSConfiguration(origins: ["http://app.example"], credentials: true) }) { client in
+            let single = try await client.send(.get, "/_node/_local/_config/couchdb/single_node", admin: true)
+            #expect(single.status == .ok && single.json == "true")
+            #expect(try await client.send(.get, "/_node/nonode@nohost/_config/cors/origins", admin: true).json == "http://app.example")
+            #expect(try await client.send(.get, "/_node/_local/_config/chttpd/enable_cors", admin: true).json == "true")
+            let section = try await client.send(.get, "/_node/_local/_config/chttpd_auth", admin: true).json
+            #expect(section?["timeout"] == "600")
+            let unknown = try await client.send(.get, "/_node/_local/_config/couchdb/no_such_key", admin: true)
+            #expect(unknown.status == .notFound && unknown.json?["reason"] == "unknown_config_value")
+            #expect(try await client.send(.get, "/_node/elsewhere@host/_config", admin: true).status == .notFound)
+            #expect(try await client.send(.get, "/_node/_local/_config/couchdb/single_node").status == .unauthorized)
+        }
+    }
+
+    @Test func databasesInformationForSomeOrAll() async throws {
+        try await Self.withServer { (client: InProcessClient) async throws in
+            #expect(try await client.send(.put, "/db", admin: true).status == .created)
+            let some = try await client.send(.post, "/_dbs_info", json: #"{"keys":["db","nope"]}"#, admin: true)
+            #expect(some.status == .ok)
+            let rows = some.json?.arrayValue ?? []
+            #expect(rows.count == 2 && rows.first?["info"]?["db_name"] == "db")
+            #expect(rows.last == .object(["key": "nope", "error": "not_found"]))
+            let all = try await client.send(.get, "/_dbs_info", admin: true).json?.arrayValue?.compactMap { $0["key"]?.stringValue }
+            #expect(all == ["_replicator", "_users", "db"])
+        }
+    }
+
+    @Test func uuidsAreNeverCached() async throws {
+        try await Self.withServer { (client: InProcessClient) async throws in
+            let answer = try await client.send(.get, "/_uuids?count=3")
+            #expect(answer.headers[.cacheControl] == "no-cache" && answer.headers[.eTag] != nil)
+            #expect(answer.json?["uuids"]?.arrayValue?.count == 3)
+        }
+    }
+}
+
+/// Sends requests to a server running in process and reads its JSON.
+struct InProcessClient: Sendable {
+    let client: any TestClientProtocol
+
+    struct Answer {
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let body: ByteBuffer
+        var json: JSON? { try? JSON(parsing: Array(body.readableBytesView)) }
+    }
+
+    func send(_ method: HTTPRequest.Method, _ uri: String, json: String? = nil, body: String? = nil, contentType: String? = nil,
+              admin: Bool = false, headers: HTTPFields = [:]) async throws -> Answer {
+        var headers = headers
+        if admin { headers[.authorization] = "Basic " + Data("admin:secret".utf8).base64EncodedString() }
+        if json != nil { headers[.contentType] = "application/json" }
+        if let contentType { headers[.contentType] = contentType }
+        let bytes = json ?? body
+        let response = try await client.execute(uri: uri, method: method, headers: headers, body: bytes.map { ByteBuffer(string: $0) })
+        return Answer(status: response.status, headers: response.headers, body: response.body)
+    }
+}
