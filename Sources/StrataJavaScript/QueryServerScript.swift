@@ -77,6 +77,23 @@ let queryServerScript = #"""
     return f;
   }
 
+  // CouchDB's render.js (renderError): an update, show or list function's
+  // own error ({error, reason}, ['error', name, reason]; and forbidden or
+  // unauthorized) is its answer; anything else it raised is a render_error
+  // that says what and where, with the engine's stack.
+  function rendered(f, ddoc, args) {
+    try {
+      return f.apply(ddoc, args);
+    } catch (e) {
+      if (e && typeof e === 'object' && ((e.error && e.reason) || e[0] === 'error' || e[0] === 'fatal' ||
+          e.forbidden !== undefined || e.unauthorized !== undefined)) throw e;
+      var text = 'unknown', stack = '';
+      try { text = String(e); } catch (ignored) { /* a toString that throws */ }
+      try { stack = String(e && e.stack); } catch (ignored) { /* a stack getter that throws */ }
+      throw ['error', 'render_error', 'function raised error: ' + text + ' \nstacktrace: ' + stack];
+    }
+  }
+
   function functionAt(ddoc, path) {
     var at = ddoc;
     for (var i = 0; i < path.length; i++) {
@@ -140,7 +157,7 @@ let queryServerScript = #"""
       var f = functionAt(ddoc, path);
       switch (path[0]) {
         case 'updates':
-          var answer = f.apply(ddoc, callArgs);
+          var answer = rendered(f, ddoc, callArgs);
           if (!isArray(answer) || answer.length !== 2) {
             throw { error: 'render_error', reason: 'undefined response from update function' };
           }
@@ -155,14 +172,14 @@ let queryServerScript = #"""
           for (var i = 0; i < docs.length; i++) passes.push(!!f.call(ddoc, docs[i], request));
           return [true, passes];
         case 'shows':
-          var shownAnswer = f.apply(ddoc, callArgs);
+          var shownAnswer = rendered(f, ddoc, callArgs);
           if (typeof shownAnswer === 'string') shownAnswer = { body: shownAnswer };
           return ['resp', shownAnswer === undefined || shownAnswer === null ? { body: '' } : shownAnswer];
         case 'lists':
           // [head, req, rows]: the rows are given at once, read with getRow().
           shown = { head: {}, chunks: [], rows: (callArgs[2] || []).slice() };
           try {
-            var tail = f.call(ddoc, callArgs[0], callArgs[1]);
+            var tail = rendered(f, ddoc, [callArgs[0], callArgs[1]]);
             if (tail !== undefined && tail !== null) shown.chunks.push(String(tail));
             return ['list', shown.head || {}, shown.chunks.join('')];
           } finally {

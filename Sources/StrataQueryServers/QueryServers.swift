@@ -175,6 +175,12 @@ public final class QueryServers: DesignFunctionRunner, Sendable {
         }
     }
 
+    /// Compiles a function in a query server (`add_fun` after a `reset`)
+    /// without running it.
+    public func compile(tenant: String, source: String) throws {
+        _ = try exchange(tenant: tenant, [.array([.string("reset")]), .array([.string("add_fun"), .string(source)])])
+    }
+
     /// Runs a JavaScript reduce function on `[key, id]` pairs and their
     /// values, or (`rereduce`) on earlier reductions.
     public func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON {

@@ -127,7 +127,8 @@ public struct RemoteDatabase: DocumentStore {
         return try Self.writeResult(CouchClient.object(answer.body), id: id)
     }
 
-    /// `GET|POST /{db}/_all_docs`.
+    /// `GET|POST /{db}/_all_docs` (`_design_docs`, `_local_docs` for those
+    /// namespaces).
     public func allDocuments(_ options: AllDocumentsOptions = AllDocumentsOptions()) async throws -> AllDocumentsResult {
         var query: [(String, String)] = []
         if let startKey = options.startKey { query.append(("startkey", JSON.string(startKey).text)) }
@@ -139,12 +140,17 @@ public struct RemoteDatabase: DocumentStore {
         if options.includeDocs { query.append(("include_docs", "true")) }
         if options.conflicts { query.append(("conflicts", "true")) }
         let object: JSONObject
-        if let keys = options.keys {
-            object = try await client.json("POST", [name, "_all_docs"], query: query, body: .object(["keys": .array(keys.map(JSON.string))]))
-        } else {
-            object = try await client.json("GET", [name, "_all_docs"], query: query)
+        let path = switch options.namespace {
+        case .all: "_all_docs"
+        case .design: "_design_docs"
+        case .local: "_local_docs"
         }
-        return AllDocumentsResult(totalRows: object["total_rows"]?.intValue ?? 0, offset: object["offset"]?.intValue,
+        if let keys = options.keys {
+            object = try await client.json("POST", [name, path], query: query, body: .object(["keys": .array(keys.map(JSON.string))]))
+        } else {
+            object = try await client.json("GET", [name, path], query: query)
+        }
+        return AllDocumentsResult(totalRows: object["total_rows"]?.intValue, offset: object["offset"]?.intValue,
                                   rows: object["rows"]?.arrayValue ?? [])
     }
 
@@ -308,7 +314,9 @@ public struct RemoteDatabase: DocumentStore {
     /// `GET /{db}/{id}/{name}`: an attachment's bytes and type.
     public func attachment(id: String, name attachment: String, rev: String? = nil) async throws -> Attachment {
         let answer = try await client.send("GET", segments(id) + [attachment], query: rev.map { [("rev", $0)] } ?? [], accept: "*/*")
-        let md5 = answer.headers["content-md5"].map { "md5-" + $0 } ?? ""
+        // CouchDB's attachment ETag is the digest's base64 MD5, quoted.
+        let etag = answer.headers["etag"].map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+        let md5 = (etag ?? answer.headers["content-md5"]).map { "md5-" + $0 } ?? ""
         return Attachment(contentType: answer.headers["content-type"] ?? "application/octet-stream", data: answer.body,
                           digest: md5, revpos: 0)
     }

@@ -109,7 +109,7 @@ func obj(_ text: String) throws -> JSONObject {
 
     @Test func badInputGetsCouchDBsErrors() throws {
         let db = try makeDocuments()
-        #expect(throws: DocumentError(.badRequest, "Bad special document member: _foo")) { try db.put(obj(#"{"_id":"a","_foo":1}"#)) }
+        #expect(throws: DocumentError(status: 400, error: "doc_validation", reason: "Bad special document member: _foo")) { try db.put(obj(#"{"_id":"a","_foo":1}"#)) }
         #expect(throws: DocumentError(.illegalDocumentID, "Only reserved document ids may start with underscore.")) { try db.put(obj(#"{"_id":"_x"}"#)) }
         #expect(throws: DocumentError(.badRequest, "Invalid rev format")) { try db.put(obj(#"{"_id":"a","_rev":"nonsense"}"#)) }
         #expect(throws: DocumentError(.badRequest, "Invalid rev format")) { try db.put(obj(#"{"_id":"a","_rev":"1-zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"}"#)) }

@@ -173,29 +173,3 @@ import Testing
         }
     }
 }
-
-/// Answers that differed from CouchDB 3.4.3's for the same request
-/// (MEASURED-DIFFERENCES.md, "Server and databases").
-@Suite(.serialized) struct CouchDBAnswersTests {
-    let admin = "admin:secret"
-
-    @Test func serverAndDatabaseAnswers() async throws {
-        let server = try await RunningServer.start(configure: { $0.defaultSecurity = .adminOnly })
-        defer { server.stop() }
-        // DELETE / is not the welcome.
-        let (deleted, body, headers) = try await server.sendWithHeaders("DELETE", "/", user: admin)
-        #expect(deleted == 405 && body?["error"] == "method_not_allowed" && headers["allow"] == "GET,HEAD")
-        #expect(try await server.send("GET", "/").0 == 200)
-        // A path CouchDB has no handler for names no database.
-        let (missing, why) = try await server.send("GET", "/_nonexistent", user: admin)
-        #expect(missing == 404 && why == .object(["error": "not_found", "reason": "Database does not exist."]))
-        // ?rev= on a database's DELETE is a script's mistake: nothing deleted.
-        #expect(try await server.send("PUT", "/probe", user: admin).0 == 201)
-        let (refused, reason) = try await server.send("DELETE", "/probe?rev=1-abc", user: admin)
-        #expect(refused == 400 && reason?["reason"] == "You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?")
-        #expect(try await server.send("GET", "/probe", user: admin).0 == 200)
-        // Temporary views are gone since CouchDB 2.
-        let (gone, answer) = try await server.send("POST", "/probe/_temp_view", json: #"{"map":"function(d){emit(d._id)}"}"#, user: admin)
-        #expect(gone == 410 && answer == .object(["error": "gone", "reason": "Temporary views are not supported in CouchDB"]))
-    }
-}

@@ -150,6 +150,19 @@ extension DocumentDatabase {
         }
     }
 
+    /// The changes filter of `filter=_view&view=ddoc/name`: a document
+    /// passes when the view's map function emits a row for it.
+    public func viewChangesFilter(_ name: String) throws -> @Sendable ([JSONObject]) throws -> [Bool] {
+        let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { throw DocumentError(.badRequest, "`view` filter parameter is not provided.") }
+        let group = try viewGroup(design: parts[0])
+        guard let position = group.views.firstIndex(of: parts[1]) else { throw DocumentError(.notFound, "missing_named_view") }
+        return { documents in
+            guard !documents.isEmpty else { return [] }
+            return try group.map(documents).map { perView in position < perView.count && !perView[position].isEmpty }
+        }
+    }
+
     // MARK: Updates
 
     /// Runs the update function `function` of a design (Swift, or the

@@ -28,6 +28,12 @@ public protocol DesignFunctionRunner: Sendable {
     /// Runs the JavaScript reduce function `source`: on `[key, id]` pairs
     /// and their values, or (`rereduce`) on earlier reductions.
     func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON
+
+    /// Compiles the JavaScript function `source` without running it, as
+    /// CouchDB compiles a design document's views when it is written
+    /// (`couch_query_servers:try_compile`): throws `compilation_error`
+    /// with the engine's message when it does not compile.
+    func compile(tenant: String, source: String) throws
 }
 
 extension DesignFunctionRunner {
@@ -35,6 +41,10 @@ extension DesignFunctionRunner {
     public func map(tenant: String, functions: [String], lib: JSON?, documents: [JSONObject]) throws -> [[[EmittedRow]]] {
         throw DocumentError(.osProcessError, "this database's DesignFunctionRunner runs no JavaScript map functions")
     }
+
+    /// A runner that cannot compile accepts every function, as CouchDB
+    /// saves design documents in a language it has no query server for.
+    public func compile(tenant: String, source: String) throws {}
 
     /// A runner of validations and updates only: views need reduce functions.
     public func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON {

@@ -188,7 +188,8 @@ extension DocumentDatabase {
                             if let carried {
                                 current = carried
                             } else {
-                                current = try tables.winner(db, id: id)
+                                // With `_revisions`, as CouchDB hands it over.
+                                current = try tables.winner(db, id: id, revisions: true)
                             }
                         }
                         let (document, result) = try call(index, current)
@@ -197,9 +198,15 @@ extension DocumentDatabase {
                         try validation(db, document)
                         let written = try tables.write(db, document: document, newEdits: true)
                         // What a read would give back: _id, _rev, the body.
-                        if written.id == id, document["_attachments"] == nil, document["_deleted"] == nil || document["_deleted"] == .bool(false) {
+                        if written.id == id, document["_attachments"] == nil, document["_deleted"] == nil || document["_deleted"] == .bool(false),
+                           let rev = Revision(written.rev) {
                             var saved: JSONObject = ["_id": .string(written.id), "_rev": .string(written.rev)]
                             for (key, value) in document where !key.hasPrefix("_") { saved[key] = value }
+                            // The new revision on the path the call before
+                            // saw, no longer than the revisions limit.
+                            let limit = try tables.meta(db, "revs_limit")?.intValue ?? 1000
+                            let before = current?["_revisions"]?["ids"]?.arrayValue ?? []
+                            saved["_revisions"] = .object(["start": .int(rev.depth), "ids": .array(Array(([.string(rev.hash)] + before).prefix(limit)))])
                             carried = saved
                         } else {
                             carried = nil

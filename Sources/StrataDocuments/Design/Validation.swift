@@ -123,6 +123,7 @@ extension DocumentDatabase {
                 if userContext != nil, !DocumentDatabase.isAdmin(user, security: try tables.meta(db, "_security")) {
                     throw DocumentError(user["name"]?.stringValue == nil ? .unauthorized : .forbidden, "You are not a db or server admin.")
                 }
+                if let runner, document["_deleted"]?.boolValue != true { try DocumentDatabase.compileViews(document, runner: runner, tenant: tenant) }
             } else {
                 let stored = try pass.stored ?? registry.storedValidators(db, tables)
                 pass.stored = stored
@@ -149,6 +150,27 @@ extension DocumentDatabase {
                 throw DocumentError(.osProcessError, "\(names) validate\(javaScript.count == 1 ? "s" : "") writes in JavaScript, and this database has no JavaScript runner: register Swift DesignFunctions with a validate function under that design's name, or give the database a DesignFunctionRunner")
             }
             try DocumentDatabase.runJavaScript(javaScript, runner: runner, tenant: tenant, document: document, old: old, user: user, security: security)
+        }
+    }
+}
+
+extension DocumentDatabase {
+    /// Compiles a JavaScript design document's map and reduce functions,
+    /// as CouchDB does before it saves one (`couch_mrview:validate`): a
+    /// function that does not compile is a 400 `compilation_error` naming
+    /// it, and the document is not written.
+    static func compileViews(_ design: JSONObject, runner: any DesignFunctionRunner, tenant: String) throws {
+        guard (design["language"]?.stringValue ?? "javascript") == "javascript" else { return }
+        for (name, view) in design["views"]?.objectValue ?? JSONObject() where name != "lib" {
+            for (kind, member) in [("map", "map"), ("reduce", "reduce")] {
+                guard let source = view[member]?.stringValue, !(kind == "reduce" && source.hasPrefix("_")) else { continue }
+                do {
+                    try runner.compile(tenant: tenant, source: source)
+                } catch let error as DocumentError where error.error == "compilation_error" {
+                    throw DocumentError(status: 400, error: "compilation_error",
+                                        reason: "Compilation of the \(kind) function in the '\(name)' view failed: \(error.reason)")
+                }
+            }
         }
     }
 }

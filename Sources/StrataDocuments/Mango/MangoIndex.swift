@@ -12,6 +12,6 @@ public struct MangoIndex: Sendable, Equatable {
     public var json: JSON {
         var def: JSONObject = ["fields": .array(fields.map { .object([$0: .string("asc")]) })]
         if let p = partialFilterSelector { def["partial_filter_selector"] = p }
-        return .object(["ddoc": .string(ddoc), "name": .string(name), "type": .string("json"), "def": .object(def)])
+        return .object(["ddoc": .string(ddoc), "name": .string(name), "type": .string("json"), "partitioned": .bool(false), "def": .object(def)])
     }
 }

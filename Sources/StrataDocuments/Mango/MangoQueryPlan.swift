@@ -173,11 +173,14 @@ extension DocumentTables {
         // Choose an index: every field of it constrained by the selector or
         // named by the sort, and the sort a prefix of its fields.
         var chosen: (MangoIndex, String)?
-        var warning: String?
+        // CouchDB's warnings, in its order, one a line: a use_index that
+        // was not used, no index at all, then many documents examined for
+        // few results.
+        var warnings: [String] = []
         let all = try mangoIndexes(db)
         if let wanted = query.useIndex {
             chosen = all.first { wanted == $0.0.name || wanted == $0.0.ddoc || wanted == "\($0.0.ddoc)/\($0.0.name)" || DocumentTables.designPrefix + wanted == $0.0.ddoc || DocumentTables.designPrefix + wanted == "\($0.0.ddoc)/\($0.0.name)" }
-            if chosen == nil { warning = "\(wanted) was not used because it does not contain a valid index for this query." }
+            if chosen == nil { warnings.append("\(wanted) was not used because it does not contain a valid index for this query.") }
         }
         if chosen == nil {
             chosen = all.filter { index in
@@ -190,8 +193,8 @@ extension DocumentTables {
         if !sortByID, chosen == nil || Array(chosen!.0.fields.prefix(sortFields.count)) != sortFields {
             throw DocumentError(.noUsableIndex, "No index exists for this sort, try indexing by the sort fields.")
         }
-        if chosen == nil, warning == nil {
-            warning = "No matching index found, create an index to optimize query time."
+        if chosen == nil {
+            warnings.append("No matching index found, create an index to optimize query time.")
         }
         var conditions = ["deleted = 0", "id NOT LIKE '\\_design/%' ESCAPE '\\'"]
         var arguments: [(any DatabaseValueConvertible)?] = []
@@ -255,7 +258,22 @@ extension DocumentTables {
                 }
             }
         }
-        let next = JSON.object(["skip": .int(skip + docsOut.count)]).text
+        // Without an index, CouchDB reads every document in `_id` order
+        // until the limit: those are what it examined, though SQLite
+        // filters them here before they are read.
+        if chosen == nil, !explainOnly, query.limit > 0 {
+            let lastID = docsOut.count >= query.limit ? docsOut.last?["_id"]?.stringValue : nil
+            examined = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE deleted = 0 AND id NOT LIKE '\\_design/%' ESCAPE '\\'"
+                                        + (lastID == nil ? "" : ascending ? " AND id <= ?" : " AND id >= ?"), arguments: StatementArguments(lastID.map { [$0] } ?? [])) ?? examined
+        }
+        // `mango_cursor:index_scan_warning`, its threshold 10.
+        if !explainOnly, Double(examined) / Double(max(docsOut.count, 1)) > 10 {
+            warnings.append("The number of documents examined is high in proportion to the number of results returned. Consider adding a more specific index to improve this.")
+        }
+        // No result: the bookmark given back, or CouchDB's "nil".
+        let bookmark = docsOut.isEmpty ? (query.bookmark ?? "nil")
+            : Data(JSON.object(["skip": .int(skip + docsOut.count)]).text.utf8).base64EncodedString()
+        let warning = warnings.isEmpty ? nil : warnings.joined(separator: "\n")
         let stats: JSON? = query.executionStats ? .object([
             "total_keys_examined": .int(chosen == nil ? 0 : examined),
             "total_docs_examined": .int(examined),
@@ -263,7 +281,7 @@ extension DocumentTables {
             "results_returned": .int(docsOut.count),
             "execution_time_ms": .number(String(format: "%.3f", Date().timeIntervalSince(started) * 1000)),
         ]) : nil
-        return FindResult(docs: docsOut, bookmark: Data(next.utf8).base64EncodedString(), warning: warning,
+        return FindResult(docs: docsOut, bookmark: bookmark, warning: warning,
                           executionStats: stats, index: chosen?.0, statements: statements)
     }
 

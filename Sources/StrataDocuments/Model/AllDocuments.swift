@@ -1,8 +1,22 @@
 import Foundation
 import Strata
 
+/// Which documents `_all_docs` lists.
+public enum AllDocumentsNamespace: Sendable {
+    /// Every document, design documents included (`_all_docs`).
+    case all
+    /// The design documents (`_design_docs`).
+    case design
+    /// The `_local` documents, which never replicate (`_local_docs`).
+    case local
+}
+
 /// Options of `_all_docs`.
 public struct AllDocumentsOptions: Sendable {
+    /// Which documents are listed; `_all_docs`'s by default.
+    public var namespace = AllDocumentsNamespace.all
+    /// These ids, in this order (after `descending`, `skip` and `limit`);
+    /// a missing one is a row with `"error": "not_found"`.
     public var keys: [String]?
     public var startKey: String?
     public var endKey: String?
@@ -28,12 +42,16 @@ public struct AllDocumentsOptions: Sendable {
 
 /// What `_all_docs` answers.
 public struct AllDocumentsResult: Sendable, Equatable {
-    public var totalRows: Int
-    /// Nil when keys were given (CouchDB answers `null`).
+    /// The documents of the namespace; nil for `_local` ones (CouchDB
+    /// answers `null`, it does not count them).
+    public var totalRows: Int?
+    /// How many rows of the namespace come before the first one answered;
+    /// nil when keys were given or for `_local` documents (CouchDB answers
+    /// `null`).
     public var offset: Int?
     public var rows: [JSON]
 
-    public init(totalRows: Int, offset: Int?, rows: [JSON]) {
+    public init(totalRows: Int?, offset: Int?, rows: [JSON]) {
         self.totalRows = totalRows
         self.offset = offset
         self.rows = rows

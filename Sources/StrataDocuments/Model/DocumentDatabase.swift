@@ -95,8 +95,13 @@ public final class DocumentDatabase: Sendable {
     /// Saves documents one by one in one transaction: each gets its own
     /// result, a conflict on one does not stop the others (CouchDB's
     /// `_bulk_docs`). With `allOrNothing`, the first failure rolls back all.
+    ///
+    /// - Throws: ``DocumentError`` when a document's shape is wrong (an id
+    ///   CouchDB reserves, an unknown `_` member): as CouchDB, the whole
+    ///   batch is refused and nothing written.
     public func bulkPut(_ documents: [JSONObject], newEdits: Bool = true, allOrNothing: Bool = false, userContext: JSON? = nil) throws -> [Result<DocumentWriteResult, DocumentError>] {
         let tables = self.tables
+        for document in documents { try DocumentTables.checkStructure(document) }
         let documents = documents.map(DocumentDatabase.withID)
         let pass = ValidationPass()
         try checkInAdvance(documents, userContext: userContext, into: pass)
@@ -136,6 +141,12 @@ public final class DocumentDatabase: Sendable {
                 }
             }
         }
+    }
+
+    /// CouchDB's checks of a document's shape (its id, its `_` members),
+    /// for a door that refuses a whole request on one bad document.
+    package static func checkStructure(_ document: JSONObject) throws {
+        try DocumentTables.checkStructure(document)
     }
 
     /// The document with an `_id`, made now when it has none: validation
@@ -239,6 +250,48 @@ public final class DocumentDatabase: Sendable {
     }
 
     /// The current update sequence as the count it is here.
+    /// Purges revisions, as CouchDB's `_purge`: for each document id, the
+    /// leaf revisions named are forgotten with the revisions only they
+    /// descend from, as if never written (a replication can bring them
+    /// back). A document left with no revision is gone from the changes
+    /// feed, the views and `_all_docs`; one with revisions left shows its
+    /// new winner. Revisions that are not leaves are left alone.
+    ///
+    /// - Returns: for each id, the revisions purged.
+    @discardableResult
+    public func purge(_ request: [String: [String]]) throws -> [String: [String]] {
+        let tables = self.tables
+        return try writer.write { db in
+            var purged: [String: [String]] = [:]
+            for (id, revisions) in request { purged[id] = try tables.purge(db, id: id, revisions: revisions) }
+            return purged
+        }
+    }
+
+    /// How many purges the database has had (`purge_seq`).
+    public func purgeSequence() throws -> Int {
+        try metadata("purge_seq")?.intValue ?? 0
+    }
+
+    /// How many purges CouchDB keeps record of (`_purged_infos_limit`,
+    /// 1000). Strata keeps the setting for clients that read and write it;
+    /// it records no purge history (nothing here reads one).
+    public func purgedInfosLimit() throws -> Int {
+        try metadata("purged_infos_limit")?.intValue ?? 1000
+    }
+
+    public func setPurgedInfosLimit(_ limit: Int) throws {
+        guard limit > 0 else { throw DocumentError(.badRequest, "`purged_infos_limit` must be positive integer") }
+        try setMetadata("purged_infos_limit", .int(limit))
+    }
+
+    /// How many documents changed after `seq` (CouchDB's
+    /// `count_changes_since`, what `pending` counts).
+    package func changeCount(after seq: ChangeSequence) throws -> Int {
+        let tables = self.tables
+        return try writer.read { db in try tables.changeCount(db, after: seq.number ?? 0) }
+    }
+
     package func updateCount() throws -> Int {
         let tables = self.tables
         return try writer.read { db in try tables.updateSequence(db) }

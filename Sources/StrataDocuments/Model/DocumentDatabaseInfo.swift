@@ -15,6 +15,8 @@ public struct DocumentDatabaseInfo: Sendable, Equatable {
     public var fileSize: Int
     /// Bytes of live data (`sizes.active`).
     public var activeSize: Int
+    /// How many purges the database has had (`purge_seq`).
+    public var purgeSequence = 0
 
     public init(name: String, documentCount: Int, deletedDocumentCount: Int, updateSequence: ChangeSequence, fileSize: Int, activeSize: Int) {
         self.name = name
@@ -30,7 +32,7 @@ public struct DocumentDatabaseInfo: Sendable, Equatable {
     public var json: JSONObject {
         [
             "db_name": .string(name),
-            "purge_seq": .string("0"),
+            "purge_seq": .string(String(purgeSequence)),
             "update_seq": updateSequence.json,
             "sizes": .object(["file": .int(fileSize), "external": .int(activeSize), "active": .int(activeSize)]),
             "props": .object([:]),
@@ -51,5 +53,6 @@ public struct DocumentDatabaseInfo: Sendable, Equatable {
                   updateSequence: object["update_seq"].map(ChangeSequence.init) ?? .start,
                   fileSize: sizes?["file"]?.intValue ?? 0,
                   activeSize: sizes?["active"]?.intValue ?? 0)
+        if let purge = object["purge_seq"] { purgeSequence = ChangeSequence(purge).number ?? 0 }
     }
 }

@@ -141,6 +141,22 @@ struct RevisionTree {
         return removed
     }
 
+    /// Removes the leaves among `revisions` and what only they descended
+    /// from, as CouchDB's purge does (`couch_key_tree:remove_leafs`: the
+    /// tree is what the remaining leaves' paths hold); returns the leaves
+    /// removed and every node removed.
+    mutating func removeLeaves(_ revisions: Set<Revision>) -> (leaves: [Revision], nodes: [Revision]) {
+        let removedLeaves = leaves.map(\.revision).filter(revisions.contains)
+        guard !removedLeaves.isEmpty else { return ([], []) }
+        var keep = Set<Revision>()
+        for leaf in leaves where !revisions.contains(leaf.revision) {
+            keep.formUnion(ancestry(of: leaf.revision))
+        }
+        let removed = nodes.keys.filter { !keep.contains($0) }
+        for r in removed { nodes[r] = nil }
+        return (removedLeaves, removed)
+    }
+
     /// What `_revs_diff` answers for `revisions`: those unknown here, and the
     /// known leaves that could be their ancestors (shallower than one of them).
     func missing(_ revisions: [Revision]) -> (missing: [Revision], possibleAncestors: [Revision]) {

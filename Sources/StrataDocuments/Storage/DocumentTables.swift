@@ -167,13 +167,34 @@ struct DocumentTables: Sendable {
         "_replication_id", "_replication_stats",
     ]
 
-    func checkID(_ id: String) throws {
+    static func checkID(_ id: String) throws {
         if id.isEmpty { throw DocumentError(.illegalDocumentID, "Document id must not be empty") }
         if id.hasPrefix("_"), !id.hasPrefix(DocumentTables.designPrefix), !id.hasPrefix("_local/") {
             throw DocumentError(.illegalDocumentID, "Only reserved document ids may start with underscore.")
         }
         if id == DocumentTables.designPrefix || id == "_local/" {
             throw DocumentError(.illegalDocumentID, "Document id must not be empty")
+        }
+    }
+
+    /// CouchDB's checks of a document's shape, made before anything is
+    /// written (`couch_doc:from_json_obj_validate`): its id, its special
+    /// members (`_foo` is CouchDB's `doc_validation`), `_deleted` a
+    /// boolean. `_bulk_docs` refuses a whole batch that holds one document
+    /// failing them.
+    static func checkStructure(_ document: JSONObject) throws {
+        switch document["_id"] {
+        case .string(let id)?: try checkID(id)
+        case nil: break
+        default: throw DocumentError(.illegalDocumentID, "Document id must be a string")
+        }
+        if document["_id"]?.stringValue?.hasPrefix("_local/") == true { return }
+        for (key, _) in document where key.hasPrefix("_") && !specialMembers.contains(key) && !replicationMembers.contains(key) {
+            throw DocumentError(status: 400, error: "doc_validation", reason: "Bad special document member: \(key)")
+        }
+        switch document["_deleted"] {
+        case nil, .null?, .bool?: break
+        default: throw DocumentError(status: 400, error: "doc_validation", reason: "_deleted must be a boolean")
         }
     }
 
@@ -194,6 +215,10 @@ struct DocumentTables: Sendable {
             guard let object = view.objectValue else { throw DocumentError(.invalidDesignDocument, "View \(name) must be an object") }
             if let map = object["map"], map.stringValue == nil, map.objectValue == nil {
                 throw DocumentError(.invalidDesignDocument, "View \(name) has a non-string map function")
+            }
+            if let reduce = object["reduce"]?.stringValue, reduce.hasPrefix("_"),
+               !["_sum", "_count", "_stats", "_approx_count_distinct"].contains(where: reduce.hasPrefix) {
+                throw DocumentError(.invalidDesignDocument, "`\(reduce)` is not a supported reduce function.")
             }
         }
     }
@@ -220,32 +245,16 @@ struct DocumentTables: Sendable {
     /// - Parameter stored: attachments whose content the engine has just
     ///   stored (name → digest), given in `document` as stubs.
     func write(_ db: Database, document: JSONObject, newEdits: Bool, stored: [String: String] = [:]) throws -> DocumentWriteResult {
-        let id: String
-        switch document["_id"] {
-        case .string(let s)?: id = s
-        case nil: id = DocumentTables.newID()
-        default: throw DocumentError(.illegalDocumentID, "Document id must be a string")
-        }
-        try checkID(id)
+        try DocumentTables.checkStructure(document)
+        let id = document["_id"]?.stringValue ?? DocumentTables.newID()
         if id.hasPrefix("_local/") { return try writeLocal(db, document: document) }
         if id.hasPrefix(DocumentTables.designPrefix), document["_deleted"]?.boolValue != true { try DocumentTables.checkDesign(document) }
 
         var body = JSONObject()
-        for (key, value) in document {
-            if key.hasPrefix("_"), !DocumentTables.replicationMembers.contains(key) {
-                guard DocumentTables.specialMembers.contains(key) else {
-                    throw DocumentError(.badRequest, "Bad special document member: \(key)")
-                }
-            } else {
-                body[key] = value
-            }
+        for (key, value) in document where !key.hasPrefix("_") || DocumentTables.replicationMembers.contains(key) {
+            body[key] = value
         }
-        let deleted: Bool
-        switch document["_deleted"] {
-        case nil, .null?: deleted = false
-        case .bool(let b)?: deleted = b
-        default: throw DocumentError(.badRequest, "_deleted must be a boolean")
-        }
+        let deleted = document["_deleted"]?.boolValue ?? false
         if newEdits, !deleted, document["_attachments"] == nil, let revText = document["_rev"]?.stringValue,
            let written = try extendOnlyLeaf(db, id: id, rev: revText, body: body) {
             return written
@@ -340,6 +349,34 @@ struct DocumentTables: Sendable {
         try db.execute(sql: "UPDATE \(docs) SET seq = ?, rev = ?, deleted = 0, body = ?, attachments = NULL, leaves = 1 WHERE id = ?",
                        arguments: [seq, newRev.description, bodyText, id])
         return DocumentWriteResult(id: id, rev: newRev.description)
+    }
+
+    /// Purges the leaf revisions `revisions` of the document `id`: they and
+    /// the revisions only they descend from are forgotten, as if never
+    /// written. A document left with no revision is gone (its view rows
+    /// too); one left with others gets its new winner and a new sequence,
+    /// so views and the changes feed see it again. Answers the revisions
+    /// purged.
+    func purge(_ db: Database, id: String, revisions: [String]) throws -> [String] {
+        var tree = try loadTree(db, id: id)
+        let (purged, removed) = tree.removeLeaves(Set(revisions.compactMap(Revision.init)))
+        guard !purged.isEmpty else { return [] }
+        let seq = try updateSequence(db) + 1
+        try setMeta(db, "update_seq", .int(seq))
+        try setMeta(db, "purge_seq", .int((try meta(db, "purge_seq")?.intValue ?? 0) + 1))
+        guard let winner = tree.winner else {
+            try db.execute(sql: "DELETE FROM \(docs) WHERE id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM \(revs) WHERE doc = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM \(viewRows) WHERE doc = ?", arguments: [id])
+            return purged.map(\.description)
+        }
+        try db.execute(sql: "DELETE FROM \(revs) WHERE doc = ? AND rev IN (SELECT value FROM json_each(?))",
+                       arguments: [id, JSON.array(removed.map { .string($0.description) }).text])
+        let row = try Row.fetchOne(db, sql: "SELECT body, attachments FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, winner.revision.description])
+        try db.execute(sql: "UPDATE \(docs) SET seq = ?, rev = ?, deleted = ?, body = ?, attachments = ?, leaves = ? WHERE id = ?",
+                       arguments: [seq, winner.revision.description, winner.deleted, (try row?[0] as String?) ?? "{}",
+                                   try row?[1] as String?, tree.leaves.count, id])
+        return purged.map(\.description)
     }
 
     private func finishWrite(_ db: Database, id: String, tree: inout RevisionTree, added: [Revision], newest: Revision, body: JSONObject, attachments: [String: StoredAttachment]?, deleted: Bool) throws {
@@ -597,8 +634,11 @@ struct DocumentTables: Sendable {
 
     /// The winning revision of `id` as a read gives it; nil when there is
     /// none or it is deleted.
-    func winner(_ db: Database, id: String) throws -> JSONObject? {
-        do { return try read(db, id: id, options: DocumentReadOptions()) } catch let error as DocumentError where error.kind == .notFound { return nil }
+    /// The winning revision of `id`, nil when there is none (or it is
+    /// deleted); with `_revisions` when `revisions` (what CouchDB hands an
+    /// update function).
+    func winner(_ db: Database, id: String, revisions: Bool = false) throws -> JSONObject? {
+        do { return try read(db, id: id, options: DocumentReadOptions(revs: revisions)) } catch let error as DocumentError where error.kind == .notFound { return nil }
     }
 
     func latestLeaf(_ tree: RevisionTree, from rev: Revision) -> Revision? {
@@ -683,34 +723,65 @@ struct DocumentTables: Sendable {
         let row = try Row.fetchOne(db, sql: "SELECT live, deleted, size FROM \(counts) WHERE id = 0")!
         let pageCount = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
         let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
-        return DocumentDatabaseInfo(name: "", documentCount: try row[0], deletedDocumentCount: try row[1], updateSequence: ChangeSequence(try updateSequence(db)),
-                                    fileSize: pageCount * pageSize, activeSize: try row[2])
+        var info = DocumentDatabaseInfo(name: "", documentCount: try row[0], deletedDocumentCount: try row[1], updateSequence: ChangeSequence(try updateSequence(db)),
+                                        fileSize: pageCount * pageSize, activeSize: try row[2])
+        info.purgeSequence = try meta(db, "purge_seq")?.intValue ?? 0
+        return info
     }
 
     func allDocuments(_ db: Database, _ options: AllDocumentsOptions) throws -> AllDocumentsResult {
-        let total = try Int.fetchOne(db, sql: "SELECT live FROM \(counts) WHERE id = 0") ?? 0
+        let table = options.namespace == .local ? local : docs
+        // The namespace's ids: a range of the table's primary key.
+        var range: (low: String, high: String)?
+        switch options.namespace {
+        case .all: range = nil
+        case .design: range = (DocumentTables.designPrefix, "_design0")
+        case .local: range = ("_local/", "_local0")
+        }
+        var namespace = range.map { _ in "id >= ? AND id < ?" } ?? "1"
+        var namespaceArguments: [(any DatabaseValueConvertible)?] = range.map { [$0.low, $0.high] } ?? []
+        if options.namespace != .local {
+            namespace = "deleted = 0 AND " + namespace
+        }
+        let total: Int?
+        switch options.namespace {
+        case .all: total = try Int.fetchOne(db, sql: "SELECT live FROM \(counts) WHERE id = 0") ?? 0
+        case .design: total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE \(namespace)", arguments: StatementArguments(namespaceArguments))
+        case .local: total = nil
+        }
         var rows: [JSON] = []
-        func row(id: String, rev: String, deleted: Bool, includeDoc: Bool) throws -> JSON {
+        func row(id: String, rev: String, deleted: Bool) throws -> JSON {
             var value: JSONObject = ["rev": .string(rev)]
             if deleted { value["deleted"] = .bool(true) }
             var o: JSONObject = ["id": .string(id), "key": .string(id), "value": .object(value)]
-            if includeDoc {
-                o["doc"] = deleted ? .null : .object(try read(db, id: id, options: DocumentReadOptions(conflicts: options.conflicts)))
+            if options.includeDocs {
+                if options.namespace == .local {
+                    o["doc"] = .object(try readLocal(db, id: id))
+                } else {
+                    o["doc"] = deleted ? .null : .object(try read(db, id: id, options: DocumentReadOptions(conflicts: options.conflicts)))
+                }
             }
             return .object(o)
         }
-        if let keys = options.keys {
+        let revColumn = options.namespace == .local ? "'0-' || rev" : "rev"
+        let deletedColumn = options.namespace == .local ? "0" : "deleted"
+        if var keys = options.keys {
+            // As CouchDB: the keys in order (reversed for descending), then
+            // skip and limit, then those of the namespace.
+            if options.descending { keys.reverse() }
+            keys = Array(keys.dropFirst(max(0, options.skip)).prefix(options.limit ?? .max))
+            if let range { keys = keys.filter { $0 >= range.low && $0 < range.high } }
             for key in keys {
-                if let r = try Row.fetchOne(db, sql: "SELECT rev, deleted FROM \(docs) WHERE id = ?", arguments: [key]) {
-                    rows.append(try row(id: key, rev: try r[0], deleted: try r[1], includeDoc: options.includeDocs))
+                if let r = try Row.fetchOne(db, sql: "SELECT \(revColumn), \(deletedColumn) FROM \(table) WHERE id = ?", arguments: [key]) {
+                    rows.append(try row(id: key, rev: try r[0], deleted: try r[1]))
                 } else {
                     rows.append(.object(["key": .string(key), "error": .string("not_found")]))
                 }
             }
             return AllDocumentsResult(totalRows: total, offset: nil, rows: rows)
         }
-        var conditions = ["deleted = 0"]
-        var arguments: [(any DatabaseValueConvertible)?] = []
+        var conditions = [namespace]
+        var arguments = namespaceArguments
         let lowerOp = options.descending ? "<=" : ">="
         if let start = options.startKey { conditions.append("id \(lowerOp) ?"); arguments.append(start) }
         if let end = options.endKey {
@@ -718,20 +789,24 @@ struct DocumentTables: Sendable {
             conditions.append("id \(op) ?")
             arguments.append(end)
         }
-        let whereClause = conditions.joined(separator: " AND ")
-        let before: Int
-        if let start = options.startKey {
-            before = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE deleted = 0 AND id \(options.descending ? ">" : "<") ?", arguments: [start]) ?? 0
-        } else {
-            before = 0
+        var before = 0
+        if let start = options.startKey, options.namespace != .local {
+            namespaceArguments.append(start)
+            before = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE \(namespace) AND id \(options.descending ? ">" : "<") ?",
+                                      arguments: StatementArguments(namespaceArguments)) ?? 0
         }
         let order = options.descending ? "DESC" : "ASC"
         let limit = options.limit ?? -1
-        let found = try Row.fetchAll(db, sql: "SELECT id, rev FROM \(docs) WHERE \(whereClause) ORDER BY id \(order) LIMIT \(limit) OFFSET \(max(0, options.skip))", arguments: StatementArguments(arguments))
+        let found = try Row.fetchAll(db, sql: "SELECT id, \(revColumn) FROM \(table) WHERE \(conditions.joined(separator: " AND ")) ORDER BY id \(order) LIMIT \(limit) OFFSET \(max(0, options.skip))",
+                                     arguments: StatementArguments(arguments))
         for r in found {
-            rows.append(try row(id: try r[0], rev: try r[1], deleted: false, includeDoc: options.includeDocs))
+            rows.append(try row(id: try r[0], rev: try r[1], deleted: false))
         }
-        return AllDocumentsResult(totalRows: total, offset: before + max(0, options.skip), rows: rows)
+        return AllDocumentsResult(totalRows: total, offset: options.namespace == .local ? nil : before + max(0, options.skip), rows: rows)
+    }
+
+    func changeCount(_ db: Database, after seq: Int) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE seq > ?", arguments: [seq]) ?? 0
     }
 
     func changes(_ db: Database, _ options: ChangesOptions) throws -> ChangesResult {
@@ -748,12 +823,20 @@ struct DocumentTables: Sendable {
         sql += " ORDER BY seq \(order)"
         let matcher = try options.selector.map { try MangoSelector($0) }
         var results: [Change] = []
-        var pending = 0
+        // CouchDB's `pending`: the changes after the last one it looked at
+        // (`count_changes_since`, less each row enumerated). For a few
+        // `doc_ids` and for `_design` it looks only at those documents, so
+        // the others stay pending.
+        let direct = options.designOnly || (options.documentIDs.map { $0.count <= 100 } ?? false)
+        let raw = try changeCount(db, after: options.descending ? 0 : since)
+        var examined = 0
+        var stoppedAt: Int?
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
         while let row = try cursor.next() {
             let id: String = try row[0]
             let seq: Int = try row[1]
             let deleted: Bool = try row[3]
+            examined += 1
             if let matcher {
                 var doc = try JSON(parsing: try row[4] as String).objectValue ?? JSONObject()
                 doc["_id"] = .string(id)
@@ -767,10 +850,6 @@ struct DocumentTables: Sendable {
                     for (k, v) in try JSON(parsing: try row[4] as String).objectValue ?? JSONObject() { doc[k] = v }
                 }
                 if try !filter(doc) { continue }
-            }
-            if let limit = options.limit, results.count >= limit {
-                pending += 1
-                continue
             }
             var revisions: [String] = [try row[2]]
             // The tree, read once, when the style or the documents need it.
@@ -786,16 +865,29 @@ struct DocumentTables: Sendable {
                 }
             }
             results.append(Change(seq: ChangeSequence(seq), id: id, changes: revisions, deleted: deleted, doc: doc))
+            if let limit = options.limit, results.count >= limit {
+                stoppedAt = seq
+                break
+            }
+        }
+        let pending: Int
+        if direct {
+            pending = raw - examined
+        } else if let stoppedAt {
+            pending = options.descending ? try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE seq < ?", arguments: [stoppedAt]) ?? 0
+                : try changeCount(db, after: stoppedAt)
+        } else {
+            pending = 0
         }
         let last: ChangeSequence
         if options.descending {
             last = results.last?.seq ?? .start
-        } else if pending > 0, let seq = results.last?.seq {
+        } else if stoppedAt != nil, let seq = results.last?.seq {
             last = seq
         } else {
             last = ChangeSequence(max(lastSeq, since))
         }
-        return ChangesResult(results: results, lastSeq: last, pending: options.descending ? 0 : pending)
+        return ChangesResult(results: results, lastSeq: last, pending: pending)
     }
 
     func compact(_ db: Database) throws {

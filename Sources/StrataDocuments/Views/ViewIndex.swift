@@ -125,16 +125,31 @@ extension DocumentTables {
         var rows: [JSON] = []
         if let keys = options.keys {
             var skip = max(0, options.skip)
-            let statement = "SELECT doc, key, value FROM \(viewRows) WHERE view = ? AND sortkey = ? ORDER BY doc \(order)"
+            let statement = "SELECT doc, key, value, sortkey FROM \(viewRows) WHERE view = ? AND sortkey = ? ORDER BY doc \(order)"
+            // CouchDB's offset with keys: the rows before the first one
+            // answered, or before the last key when none is.
+            var first: (sortKey: Data, doc: String)?
             outer: for key in keys {
                 let cursor = try Row.fetchCursor(db, sql: statement, arguments: [view, Data(key.viewSortKey)])
                 while let row = try cursor.next() {
                     if let limit = options.limit, rows.count >= limit { break outer }
                     if skip > 0 { skip -= 1; continue }
+                    if first == nil { first = (try row[3], try row[0]) }
                     rows.append(try viewRow(db, row, includeDocs: options.includeDocs, conflicts: options.conflicts))
                 }
             }
-            return ViewResult(totalRows: total, offset: nil, rows: rows, updateSequence: nil)
+            let before = options.descending ? ">" : "<"
+            let offset: Int
+            if let first {
+                offset = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(viewRows) WHERE view = ? AND (sortkey, doc) \(before) (?, ?)",
+                                          arguments: [view, first.sortKey, first.doc]) ?? 0
+            } else if let last = keys.last {
+                offset = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(viewRows) WHERE view = ? AND sortkey \(before) ?",
+                                          arguments: [view, Data(last.viewSortKey)]) ?? 0
+            } else {
+                offset = 0
+            }
+            return ViewResult(totalRows: total, offset: offset, rows: rows, updateSequence: nil)
         }
         let (start, end) = rangeConditions(options)
         var conditions = ["view = ?"]

@@ -111,9 +111,26 @@ private extension String {
 extension CouchRequest {
     /// How a document is read: `rev`, `revs`, `revs_info`, `conflicts`,
     /// `deleted_conflicts`, `attachments`, `local_seq`, `latest`.
+    ///
+    /// `meta=true` is `revs_info`, `conflicts` and `deleted_conflicts`, as
+    /// CouchDB's.
     var readOptions: DocumentReadOptions {
-        DocumentReadOptions(rev: query["rev"], revs: flag("revs"), revsInfo: flag("revs_info"), conflicts: flag("conflicts"),
-                            deletedConflicts: flag("deleted_conflicts"), attachments: flag("attachments"),
-                            localSequence: flag("local_seq"), latest: flag("latest"))
+        let meta = flag("meta")
+        return DocumentReadOptions(rev: query["rev"], revs: flag("revs"), revsInfo: meta || flag("revs_info"), conflicts: meta || flag("conflicts"),
+                                   deletedConflicts: meta || flag("deleted_conflicts"), attachments: flag("attachments"),
+                                   localSequence: flag("local_seq"), latest: flag("latest"))
+    }
+}
+
+extension CouchRequest {
+    /// The `queries` of a `…/queries` body: each an object of parameters.
+    static func queries(_ body: JSONObject) throws -> [[String: JSON]] {
+        guard let list = body["queries"]?.arrayValue else { throw DocumentError(.badRequest, "Malformed request body: `queries` must be a list.") }
+        return try list.map { query in
+            guard let object = query.objectValue else { throw DocumentError(.badRequest, "Each query must be a JSON object.") }
+            var parameters: [String: JSON] = [:]
+            for (key, value) in object { parameters[key] = value }
+            return parameters
+        }
     }
 }

@@ -27,6 +27,14 @@ extension HTTPAnswer {
     /// CouchDB's `{"ok":true}`.
     static let ok = HTTPAnswer(status: .ok, json: .object(["ok": .bool(true)]))
 
+    /// CouchDB's 304 to a client whose copy is current (`If-None-Match`):
+    /// the ETag alone, no body and no type.
+    static func notModified(etag: String) -> HTTPAnswer {
+        var headers: HTTPFields = [:]
+        headers[.eTag] = etag
+        return HTTPAnswer(status: .notModified, json: nil, headers: headers, stream: ResponseBody())
+    }
+
     /// CouchDB's 405, listing the methods the path takes.
     static func methodNotAllowed(_ allowed: String) -> HTTPAnswer {
         var headers: HTTPFields = [:]
@@ -40,7 +48,7 @@ extension HTTPAnswer {
     func response(to method: HTTPRequest.Method) -> Response {
         var headers = headers
         if let stream {
-            headers[.contentType] = headers[.contentType] ?? "application/json"
+            if status != .notModified { headers[.contentType] = headers[.contentType] ?? "application/json" }
             return Response(status: status, headers: headers, body: stream)
         }
         if let raw {

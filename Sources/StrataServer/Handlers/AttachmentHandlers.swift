@@ -20,28 +20,67 @@ struct AttachmentHandlers: Sendable {
     }
 
     /// Sent a chunk at a time, each read on its own: memory stays bounded
-    /// whatever the attachment's size.
+    /// whatever the attachment's size. As CouchDB sends it: the digest as
+    /// ETag (`If-None-Match` with it is 304), `Accept-Ranges: bytes` and a
+    /// single byte range as 206, and `Content-Security-Policy: sandbox`, so
+    /// HTML in an attachment never runs as this server's page.
     func read(_ db: DocumentDatabase, _ r: CouchRequest, id: String, name: String) async throws -> HTTPAnswer {
         let rev = r.query["rev"]
         let content = try await offload { try db.attachmentContent(id: id, name: name, rev: rev) }
         var headers: HTTPFields = [:]
-        headers[.eTag] = "\"\(content.digest)\""
-        headers[.init("Content-MD5")!] = String(content.digest.dropFirst(4))
+        let etag = "\"\(content.digest.dropFirst(4))\""
+        headers[.eTag] = etag
+        if let match = r.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+            return .notModified(etag: etag)
+        }
         headers[.contentType] = content.contentType
-        headers[.contentLength] = String(content.length)
-        if r.method == .head { return HTTPAnswer(status: .ok, json: nil, headers: headers, stream: ResponseBody()) }
-        let body = ResponseBody { writer in
-            var offset = 0
-            while offset < content.length {
+        headers[.acceptRanges] = "bytes"
+        headers[.contentSecurityPolicy] = "sandbox"
+        var status = HTTPResponse.Status.ok
+        var range = 0..<content.length
+        if let wanted = r.headers[.range], let asked = Self.byteRange(wanted, length: content.length) {
+            guard let asked = asked else {
+                headers[.contentRange] = "bytes */\(content.length)"
+                return HTTPAnswer(status: .rangeNotSatisfiable, json: nil, headers: headers, stream: ResponseBody())
+            }
+            range = asked
+            status = .partialContent
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(content.length)"
+        }
+        headers[.contentLength] = String(range.count)
+        if r.method == .head { return HTTPAnswer(status: status, json: nil, headers: headers, stream: ResponseBody(contentLength: range.count) { try await $0.finish(nil) }) }
+        let body = ResponseBody(contentLength: range.count) { [range] writer in
+            var offset = range.lowerBound
+            while offset < range.upperBound {
                 let start = offset
-                let chunk = try await offload { try content.read(at: start, count: 256 << 10) }
+                let chunk = try await offload { try content.read(at: start, count: min(256 << 10, range.upperBound - start)) }
                 guard !chunk.isEmpty else { break }
                 try await writer.write(ByteBuffer(bytes: chunk))
                 offset += chunk.count
             }
             try await writer.finish(nil)
         }
-        return HTTPAnswer(status: .ok, json: nil, headers: headers, stream: body)
+        return HTTPAnswer(status: status, json: nil, headers: headers, stream: body)
+    }
+
+    /// The one byte range `Range: bytes=…` asks for: nil when the header is
+    /// not a single range this answers (the whole content is sent, as
+    /// CouchDB does for several), `.some(nil)` when it lies outside the
+    /// content (416).
+    static func byteRange(_ header: String, length: Int) -> Range<Int>?? {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return nil }
+        let spec = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        if parts[0].isEmpty {
+            // The last N bytes.
+            guard let suffix = Int(parts[1]), suffix > 0 else { return nil }
+            return .some(max(0, length - suffix)..<length)
+        }
+        guard let from = Int(parts[0]) else { return nil }
+        let to = parts[1].isEmpty ? length - 1 : min(Int(parts[1]) ?? -1, length - 1)
+        guard from < length, from <= to else { return .some(nil) }
+        return .some(from..<(to + 1))
     }
 
     func save(_ db: DocumentDatabase, _ r: CouchRequest, id: String, name: String) async throws -> HTTPAnswer {

@@ -9,46 +9,72 @@ struct BulkHandlers: Sendable {
     let server: CouchServer
 
     func allDocuments(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        try await listing(db, r, .all)
+    }
+
+    /// `_design_docs`: the design documents, counted alone.
+    func designDocuments(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        try await listing(db, r, .design)
+    }
+
+    /// `_local_docs`: the documents that never replicate (checkpoints).
+    func localDocuments(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        try await listing(db, r, .local)
+    }
+
+    /// A listing of ids as CouchDB answers it: `key` is a range of one id
+    /// (no row when it is missing), `keys` a row per id in order (an error
+    /// row for a missing one, and `offset` null).
+    func listing(_ db: DocumentDatabase, _ r: CouchRequest, _ namespace: AllDocumentsNamespace) async throws -> HTTPAnswer {
         try r.checkBooleans(CouchRequest.listingBooleans)
-        var options = AllDocumentsOptions()
-        options.includeDocs = r.flag("include_docs")
-        options.conflicts = r.flag("conflicts")
-        options.descending = r.flag("descending")
-        options.inclusiveEnd = r.query["inclusive_end"] != "false"
-        options.limit = try r.int("limit")
-        options.skip = try r.int("skip") ?? 0
-        options.startKey = try (r.jsonQuery("startkey") ?? r.jsonQuery("start_key"))?.stringValue
-        options.endKey = try (r.jsonQuery("endkey") ?? r.jsonQuery("end_key"))?.stringValue
-        if let key = try r.jsonQuery("key")?.stringValue { options.keys = [key] }
-        if let keys = try r.jsonQuery("keys") {
-            guard let list = keys.arrayValue else { throw DocumentError(.badRequest, "`keys` parameter must be an array.") }
-            options.keys = list.compactMap(\.stringValue)
+        var parameters: [String: JSON] = [:]
+        for name in ["key", "keys", "startkey", "start_key", "endkey", "end_key"] { parameters[name] = try r.jsonQuery(name) }
+        for name in ["include_docs", "descending", "inclusive_end", "conflicts", "update_seq"] where r.query[name] != nil {
+            parameters[name] = .bool(r.flag(name))
         }
+        for name in ["limit", "skip"] { parameters[name] = try r.int(name).map(JSON.int) }
         if r.method == .post {
-            let body = try r.object()
-            if let keys = body["keys"] {
-                guard let list = keys.arrayValue else { throw DocumentError(.badRequest, "`keys` member must be an array.") }
-                options.keys = list.compactMap(\.stringValue)
-            }
-            if let b = body["include_docs"]?.boolValue { options.includeDocs = b }
-            if let n = body["limit"]?.intValue { options.limit = n }
-            if let n = body["skip"]?.intValue { options.skip = n }
-            if let s = body["startkey"]?.stringValue ?? body["start_key"]?.stringValue { options.startKey = s }
-            if let s = body["endkey"]?.stringValue ?? body["end_key"]?.stringValue { options.endKey = s }
+            for (name, value) in try r.object() { parameters[name] = value }
+        }
+        return .json(try await listing(db, parameters, namespace))
+    }
+
+    /// `POST /{db}/_all_docs/queries {"queries": […]}`: one listing per
+    /// query, each with its own parameters.
+    func allDocumentsQueries(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        var results: [JSON] = []
+        for parameters in try CouchRequest.queries(r.object()) { results.append(try await listing(db, parameters, .all)) }
+        return .json(["results": .array(results)])
+    }
+
+    func listing(_ db: DocumentDatabase, _ parameters: [String: JSON], _ namespace: AllDocumentsNamespace) async throws -> JSON {
+        func id(_ name: String, _ alias: String) throws -> String? {
+            guard let value = parameters[name] ?? parameters[alias] else { return nil }
+            guard let id = value.stringValue else { throw DocumentError(.queryParseError, "`\(name)` must be a document id (a string).") }
+            return id
+        }
+        var options = AllDocumentsOptions()
+        options.namespace = namespace
+        options.includeDocs = parameters["include_docs"]?.boolValue ?? false
+        options.conflicts = parameters["conflicts"]?.boolValue ?? false
+        options.descending = parameters["descending"]?.boolValue ?? false
+        options.inclusiveEnd = parameters["inclusive_end"]?.boolValue ?? true
+        options.limit = parameters["limit"]?.intValue
+        options.skip = parameters["skip"]?.intValue ?? 0
+        options.startKey = try id("startkey", "start_key")
+        options.endKey = try id("endkey", "end_key")
+        if let key = try id("key", "key") {
+            (options.startKey, options.endKey, options.inclusiveEnd) = (key, key, true)
+        }
+        if let keys = parameters["keys"] {
+            guard let list = keys.arrayValue else { throw DocumentError(.badRequest, "`keys` member must be an array.") }
+            options.keys = list.compactMap(\.stringValue)
         }
         let final = options
         let (result, seq) = try await offload { (try db.allDocuments(final), try db.updateSequence()) }
-        var o: JSONObject = ["total_rows": .int(result.totalRows), "offset": result.offset.map(JSON.int) ?? .null, "rows": .array(result.rows)]
-        if r.flag("update_seq") { o["update_seq"] = seq.json }
-        return .json(.object(o))
-    }
-
-    /// `_design_docs`: `_all_docs` over the design documents' ids.
-    func designDocuments(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
-        var q = r
-        q.query["startkey"] = q.query["startkey"] ?? JSON.string(DocumentDatabase.designPrefix).text
-        q.query["endkey"] = q.query["endkey"] ?? "\"_design0\""
-        return try await allDocuments(db, q)
+        var o: JSONObject = ["total_rows": result.totalRows.map(JSON.int) ?? .null, "offset": result.offset.map(JSON.int) ?? .null, "rows": .array(result.rows)]
+        if parameters["update_seq"]?.boolValue == true { o["update_seq"] = seq.json }
+        return .object(o)
     }
 
     func write(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
@@ -61,10 +87,21 @@ struct BulkHandlers: Sendable {
         if r.databaseName == DatabaseRegistry.usersDatabase {
             for i in objects.indices { objects[i] = try await server.prepareUserDocument(db, objects[i], r) }
         }
-        let newEdits = body["new_edits"]?.boolValue ?? true
-        // CouchDB 3 accepts and ignores `all_or_nothing` (pycouchdb sends it):
-        // each document gets its own result; validation (in the engine)
-        // refuses documents one by one and the others are written.
+        guard let newEdits = body["new_edits"].map({ $0.boolValue }) ?? true else {
+            throw DocumentError(.badRequest, "`new_edits` parameter must be a boolean.")
+        }
+        // A document of the wrong shape refuses the whole batch (the engine
+        // checks them all before it writes any).
+        for document in objects { try DocumentDatabase.checkStructure(document) }
+        if newEdits, body["all_or_nothing"] == .bool(true) {
+            // CouchDB 3 writes nothing and says so for every document.
+            return .json(.array(objects.map { document in
+                .object(["id": document["_id"] ?? "", "rev": document["_rev"] ?? "0-", "error": "not_implemented",
+                         "reason": "all_or_nothing is not supported"])
+            }), status: .expectationFailed)
+        }
+        // Validation (in the engine) refuses documents one by one and the
+        // others are written, each with its own result.
         let final = objects
         let context = r.userContext
         let results = try await offload { try db.bulkPut(final, newEdits: newEdits, userContext: context) }
@@ -127,15 +164,31 @@ struct BulkHandlers: Sendable {
         return .json(["results": .array(results)])
     }
 
-    func revisionsDiff(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
-        let body = try r.object()
+    /// `POST /{db}/_missing_revs`: the revisions of each document this
+    /// database lacks (`_revs_diff` without its possible ancestors).
+    func missingRevisions(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let request = try Self.revisionsRequest(r.object())
+        let diff = try await offload { try db.revisionsDiff(request) }
+        var missing = JSONObject()
+        for (id, d) in diff.sorted(by: { $0.key < $1.key }) where !d.missing.isEmpty { missing[id] = .array(d.missing.map(JSON.string)) }
+        return .json(["missing_revs": .object(missing)])
+    }
+
+    /// `{"id": ["rev", …], …}`, as `_revs_diff`, `_missing_revs` and
+    /// `_purge` take it.
+    static func revisionsRequest(_ body: JSONObject) throws -> [String: [String]] {
         var request: [String: [String]] = [:]
         for (id, revs) in body {
             guard let list = revs.arrayValue else { throw DocumentError(.badRequest, "revs must be a list") }
             request[id] = list.compactMap(\.stringValue)
         }
-        let final = request
-        let diff = try await offload { try db.revisionsDiff(final) }
+        return request
+    }
+
+    func revisionsDiff(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let body = try r.object()
+        let request = try Self.revisionsRequest(body)
+        let diff = try await offload { try db.revisionsDiff(request) }
         var out: [(key: String, value: JSON)] = []
         for (id, _) in body {
             guard let d = diff[id] else { continue }

@@ -41,6 +41,10 @@ struct ChangesHandlers: Sendable {
             options.selector = selector
         case "_design":
             options.designOnly = true
+        case "_view":
+            guard let view = r.query["view"], view.split(separator: "/").count == 2 else {
+                throw DocumentError(.badRequest, "`view` filter parameter is not provided.")
+            }
         case let name?:
             // A design document's filter function: checked here, run by changesFilter.
             let parts = name.split(separator: "/", maxSplits: 1)
@@ -57,10 +61,16 @@ struct ChangesHandlers: Sendable {
     typealias ChangesFilter = @Sendable ([Change]) async throws -> [Change]
 
     func changesFilter(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> ChangesFilter? {
-        guard let name = r.query["filter"], !name.hasPrefix("_") else { return nil }
-        let request = try await r.functionRequest(db, docID: nil)
+        guard let name = r.query["filter"], name == "_view" || !name.hasPrefix("_") else { return nil }
         // The engine chooses the function (Swift or the stored JavaScript).
-        let passes = try await offload { try db.changesFilter(name, request: request) }
+        let passes: @Sendable ([JSONObject]) throws -> [Bool]
+        if name == "_view" {
+            let view = r.query["view"] ?? ""
+            passes = try await offload { try db.viewChangesFilter(view) }
+        } else {
+            let request = try await r.functionRequest(db, docID: nil)
+            passes = try await offload { try db.changesFilter(name, request: request) }
+        }
         let keepDocs = r.flag("include_docs")
         return { changes in
             guard !changes.isEmpty else { return [] }
@@ -79,15 +89,20 @@ struct ChangesHandlers: Sendable {
         }
     }
 
-    /// The feed's result through the filter, then its limit.
+    /// The feed's result through the filter, then its limit: `pending`
+    /// counts the changes after the last one kept, passing or not, as
+    /// CouchDB's does.
     func filtered(_ result: ChangesResult, _ filter: ChangesFilter, limit: Int?) async throws -> ChangesResult {
         var kept = try await filter(result.results)
         var lastSeq = result.lastSeq
+        var pending = result.pending ?? 0
         if let limit, kept.count > limit {
             kept = Array(kept.prefix(limit))
             lastSeq = kept.last?.seq ?? lastSeq
+            let examined = result.results.firstIndex { $0.seq == lastSeq }.map { $0 + 1 } ?? result.results.count
+            pending += result.results.count - examined
         }
-        return ChangesResult(results: kept, lastSeq: lastSeq, pending: 0)
+        return ChangesResult(results: kept, lastSeq: lastSeq, pending: pending)
     }
 
     func feed(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
@@ -104,23 +119,24 @@ struct ChangesHandlers: Sendable {
         let timeout = Duration.milliseconds(try r.int("timeout") ?? 60_000)
         // `heartbeat=true` (aiocouch sends it) means CouchDB's default, 60 s.
         let heartbeat = try (r.query["heartbeat"] == "true" ? 60_000 : r.int("heartbeat")).map { Duration.milliseconds(max($0, 100)) }
+        let interval = try r.int("seq_interval")
         switch feed {
         case "normal":
             let final = options
             var result = try await offload { try db.changes(final) }
             if let filter { result = try await filtered(result, filter, limit: limit) }
-            return changesAnswer(result)
+            return changesAnswer(result, seqInterval: interval, limit: limit)
         case "longpoll":
             let final = options
             var now = try await offload { try db.changes(final) }
             if let filter { now = try await filtered(now, filter, limit: limit) }
-            if !now.results.isEmpty { return changesAnswer(now) }
+            if !now.results.isEmpty { return changesAnswer(now, seqInterval: interval, limit: limit) }
             // Wait for the next change, or the timeout.
             options.since = ChangeSequence(max(options.since.count, now.lastSeq.count))
             let first = try await firstChange(db, options, within: timeout, filter: filter)
             var result = ChangesResult(results: first.map { [$0] } ?? [], lastSeq: first?.seq ?? now.lastSeq, pending: 0)
             if first == nil { result.lastSeq = now.lastSeq }
-            return changesAnswer(result)
+            return changesAnswer(result, seqInterval: interval, limit: limit)
         case "continuous", "eventsource":
             // As CouchDB: every change since `since` first, whatever the
             // timeout; the timeout then counts the time without a new change.
@@ -128,10 +144,13 @@ struct ChangesHandlers: Sendable {
             let ending = r.query["timeout"] == nil && heartbeat != nil ? nil : timeout
             var headers: HTTPFields = [:]
             headers[.contentType] = eventSource ? "text/event-stream" : "application/json"
+            // An event stream is never cached (CouchDB's no-cache).
+            if eventSource { headers[.cacheControl] = "no-cache" }
             let start = options
             let body = ResponseBody { writer in
                 var sent = 0
                 var last = start.since
+                var sequences = SequenceInterval(interval, limit: limit)
                 func send(_ change: Change) async throws -> Bool {
                     var change = change
                     last = change.seq
@@ -139,7 +158,9 @@ struct ChangesHandlers: Sendable {
                         guard let kept = try await filter([change]).first else { return false }
                         change = kept
                     }
-                    let line = eventSource ? "data: \(change.json.text)\nid: \(change.seq)\n\n" : change.json.text + "\n"
+                    var json = change.json
+                    if !sequences.next() { json = Self.withoutSequence(json) }
+                    let line = eventSource ? "data: \(json.text)\nid: \(change.seq.json.text)\n\n" : json.text + "\n"
                     try await writer.write(ByteBuffer(string: line))
                     sent += 1
                     if let limit, sent >= limit { return true }
@@ -165,7 +186,11 @@ struct ChangesHandlers: Sendable {
                     }
                 }
                 if !eventSource {
-                    try await writer.write(ByteBuffer(string: JSON.object(["last_seq": last.json, "pending": .int(0)]).text + "\n"))
+                    // Stopped by its limit, the feed leaves the changes after
+                    // its last one pending.
+                    let stoppedAt = last
+                    let pending = limit.map { sent >= $0 } == true ? try await offload { try db.changeCount(after: stoppedAt) } : 0
+                    try await writer.write(ByteBuffer(string: JSON.object(["last_seq": last.json, "pending": .int(pending)]).text + "\n"))
                 }
                 try await writer.finish(nil)
             }
@@ -178,11 +203,19 @@ struct ChangesHandlers: Sendable {
     /// A normal or longpoll answer laid out line by line as CouchDB writes
     /// it: one change a line between `{"results":[` and `],`. Clients parse
     /// those lines (python-cloudant reads the feed a line at a time).
-    func changesAnswer(_ result: ChangesResult) -> HTTPAnswer {
+    func changesAnswer(_ result: ChangesResult, seqInterval: Int? = nil, limit: Int? = nil) -> HTTPAnswer {
+        var sequences = SequenceInterval(seqInterval, limit: limit)
         var text = "{\"results\":[\n"
-        text += result.results.map(\.json.text).joined(separator: ",\n")
+        text += result.results.map { sequences.next() ? $0.json.text : Self.withoutSequence($0.json).text }.joined(separator: ",\n")
         text += "\n],\n\"last_seq\":" + result.lastSeq.json.text + ",\"pending\":\(result.pending ?? 0)}\n"
         return HTTPAnswer(status: .ok, json: nil, raw: ("application/json", Data(text.utf8)))
+    }
+
+    /// A change's JSON with `seq` null (`seq_interval`).
+    static func withoutSequence(_ json: JSON) -> JSON {
+        guard var object = json.objectValue else { return json }
+        object["seq"] = .null
+        return .object(object)
     }
 
     enum ChangeEvent: Sendable {
@@ -267,4 +300,24 @@ private final class LastChange: Sendable {
 
     var instant: ContinuousClock.Instant { last.value }
     func now() { last.withLock { $0 = .now } }
+}
+
+/// CouchDB's `seq_interval=N`: a row carries its `seq` only when the
+/// feed's remaining limit (10^15 without one) is a multiple of N, counted
+/// down a row at a time; the others carry `null` (`fabric_view_changes`).
+struct SequenceInterval {
+    private let interval: Int?
+    private var remaining: Int
+
+    init(_ interval: Int?, limit: Int?) {
+        self.interval = interval.flatMap { $0 > 0 ? $0 : nil }
+        remaining = limit ?? 1_000_000_000_000_000
+    }
+
+    /// Whether the next row shows its `seq`.
+    mutating func next() -> Bool {
+        defer { remaining -= 1 }
+        guard let interval else { return true }
+        return remaining % interval == 0
+    }
 }

@@ -87,6 +87,28 @@ struct DatabaseHandlers: Sendable {
         return .ok
     }
 
+    /// `POST /{db}/_purge {"id": ["rev", …]}` (server admins): the leaf
+    /// revisions forgotten, as if never written (CouchDB's limits: 100
+    /// documents, 1,000 revisions a request).
+    func purge(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let request = try BulkHandlers.revisionsRequest(r.object())
+        guard request.count <= 100 else { throw DocumentError(.badRequest, "Exceeded maximum number of documents.") }
+        guard request.values.map(\.count).reduce(0, +) <= 1000 else { throw DocumentError(.badRequest, "Exceeded maximum number of revisions.") }
+        let purged = try await offload { try db.purge(request) }
+        let answer = JSONObject(purged.sorted { $0.key < $1.key }.map { ($0.key, JSON.array($0.value.map(JSON.string))) })
+        return .json(["purge_seq": .null, "purged": .object(answer)], status: .created)
+    }
+
+    func purgedInfosLimit(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        .json(.int(try await offload { try db.purgedInfosLimit() }))
+    }
+
+    func setPurgedInfosLimit(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        guard let limit = try r.json().intValue, limit > 0 else { throw DocumentError(.badRequest, "`purged_infos_limit` must be positive integer") }
+        try await offload { try db.setPurgedInfosLimit(limit) }
+        return .ok
+    }
+
     /// Temporary views went with CouchDB 2.0: 410, as CouchDB 3 answers.
     func temporaryView(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
         throw DocumentError(status: 410, error: "gone", reason: "Temporary views are not supported in CouchDB")

@@ -35,6 +35,12 @@ struct DesignHandlers: Sendable {
             guard let body = try r.json().objectValue else { throw DocumentError(.badRequest, "Request body must be a JSON object") }
             for (key, value) in body { parameters[key] = value }
         }
+        return try Self.viewOptions(parameters)
+    }
+
+    /// The options named by view query parameters (JSON values, or the
+    /// query string's words).
+    static func viewOptions(_ parameters: [String: JSON]) throws -> ViewQueryOptions {
         func flag(_ name: String) throws -> Bool? {
             guard let value = parameters[name] else { return nil }
             switch value {
@@ -102,6 +108,21 @@ struct DesignHandlers: Sendable {
         guard group.views.contains(view) else { throw DocumentError(.notFound, "missing_named_view") }
         let result = try await offload { [options] in try db.queryView(group, view: view, options: options) }
         return .json(result.json)
+    }
+
+    /// `POST /{db}/_design/{ddoc}/_view/{view}/queries {"queries": […]}`:
+    /// one result per query, each with its own parameters.
+    func viewQueries(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
+        let queries = try CouchRequest.queries(r.object())
+        let group = try await viewGroup(db, design: design(r))
+        let view = r.parameter("view")
+        guard group.views.contains(view) else { throw DocumentError(.notFound, "missing_named_view") }
+        var results: [JSON] = []
+        for parameters in queries {
+            let options = try Self.viewOptions(parameters)
+            results.append(try await offload { try db.queryView(group, view: view, options: options) }.json)
+        }
+        return .json(["results": .array(results)])
     }
 
     /// `GET /{db}/_design/{ddoc}/_info`.

@@ -55,11 +55,10 @@ struct DocumentHandlers: Sendable {
         }
         let doc = try await offload { try db.document(id: id, options: options) }
         let rev = doc["_rev"]?.stringValue ?? ""
+        let etag = "\"\(rev)\""
+        if let match = r.headers[.ifNoneMatch], match == etag { return .notModified(etag: etag) }
         var headers: HTTPFields = [:]
-        headers[.eTag] = "\"\(rev)\""
-        if let match = r.headers[.ifNoneMatch], match == "\"\(rev)\"" {
-            return HTTPAnswer(status: .notModified, json: nil, headers: headers, raw: ("application/json", Data()))
-        }
+        headers[.eTag] = etag
         return .json(.object(doc), headers: headers)
     }
 
@@ -70,7 +69,8 @@ struct DocumentHandlers: Sendable {
         if let type = r.headers[.contentType], type.hasPrefix("multipart/related") {
             doc = try MultipartRelated.document(body: r.body, contentType: type)
         } else {
-            doc = try r.object()
+            guard let object = try r.json().objectValue else { throw DocumentError(.badRequest, "Document must be a JSON object") }
+            doc = object
         }
         if let id {
             if let given = doc["_id"]?.stringValue, given != id {
@@ -80,9 +80,17 @@ struct DocumentHandlers: Sendable {
         } else if doc["_id"] == nil {
             doc["_id"] = .string(CouchServer.makeUUID())
         }
-        if doc["_rev"] == nil {
-            if let rev = r.query["rev"] { doc["_rev"] = .string(rev) }
-            else if let match = r.headers[.ifMatch] { doc["_rev"] = .string(match.trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
+        // The revision edited, from the body, `?rev=` or `If-Match`: given
+        // twice, the two must agree (CouchDB's couch_doc_from_req).
+        let queryRev = r.query["rev"], headerRev = r.headers[.ifMatch].map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+        if let bodyRev = doc["_rev"]?.stringValue {
+            if let queryRev, queryRev != bodyRev {
+                throw DocumentError(.badRequest, "Document rev from request body and query string have different values")
+            }
+        } else if let queryRev, let headerRev, queryRev != headerRev {
+            throw DocumentError(.badRequest, "Document rev and etag have different values")
+        } else if let rev = queryRev ?? headerRev {
+            doc["_rev"] = .string(rev)
         }
         let newEdits = r.query["new_edits"] != "false"
         if r.databaseName == DatabaseRegistry.usersDatabase { doc = try await server.prepareUserDocument(db, doc, r) }

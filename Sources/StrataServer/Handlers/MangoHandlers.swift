@@ -24,12 +24,20 @@ struct MangoHandlers: Sendable {
     func explain(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
         let query = try FindQuery(json: r.json())
         let result = try await offload { try db.explain(query) }
+        let fields: JSON = .array((query.fields ?? []).map(JSON.string))
+        let sort = JSONObject(query.sort.map { ($0.field, JSON.string($0.ascending ? "asc" : "desc")) })
+        // CouchDB's answer (`mango_cursor:explain`), and the SQL Strata runs.
         return .json([
             "dbname": .string(r.databaseName), "index": result.index.map(\.json) ?? Self.allDocumentsIndex,
+            "partitioned": false,
             "selector": try MangoSelector(query.selector).normalized,
-            "opts": .object(["use_index": .array([]), "bookmark": .string(query.bookmark ?? "nil"), "limit": .int(query.limit), "skip": .int(query.skip)]),
-            "limit": .int(query.limit), "skip": .int(query.skip),
-            "fields": query.fields.map { .array($0.map(JSON.string)) } ?? "all_fields",
+            "opts": .object([
+                "use_index": .array(query.useIndex.map { [.string($0)] } ?? []), "bookmark": .string(query.bookmark ?? "nil"),
+                "limit": .int(query.limit), "skip": .int(query.skip), "sort": .object(sort), "fields": fields,
+                "partition": "", "r": 1, "conflicts": false, "stale": false, "update": true, "stable": false,
+                "execution_stats": .bool(query.executionStats), "allow_fallback": true,
+            ]),
+            "limit": .int(query.limit), "skip": .int(query.skip), "fields": fields,
             "sql": .string(result.sql),
         ])
     }

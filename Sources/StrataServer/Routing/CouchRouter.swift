@@ -84,36 +84,36 @@ struct CouchRouter: HTTPResponder {
     func answer(_ route: Route, _ request: CouchRequest) async throws -> HTTPAnswer {
         var r = request
         switch route.access {
-        case .anyone: break
+        case .anyone, .member, .databaseAdmin: break
         case .serverAdmin, .databaseName: try r.requireServerAdmin()
-        case .member, .databaseAdmin:
-            let name = r.databaseName
-            let registry = server.registry
-            // Open databases and their `_security` are kept in memory: only
-            // the first request to a database reads its file, off the event loop.
-            let db: DocumentDatabase
-            if let known = registry.opened(name) {
-                (db, r.security) = known
-            } else {
-                (db, r.security) = try await offload { (try registry.database(name), try registry.security(name)) }
-            }
-            if name == DatabaseRegistry.usersDatabase {
-                try r.checkUsersDatabaseAccess()
-            } else if name == ReplicatorDatabase.name {
-                // Replication documents hold credentials: server admins only,
-                // whatever `_security` says (CouchDB 3 keeps it admin-only too).
-                try r.checkAccess(allowed: r.isAdmin)
-            } else {
-                try r.checkAccess(allowed: r.security.isMember(r.user))
-            }
-            if route.access == .databaseAdmin { try r.requireDatabaseAdmin() }
-            if route.body == .json { try r.requireJSONBody() }
-            guard let handler = route.databaseHandler else { break }
-            return try await handler(db, r)
         }
+        guard let handler = route.databaseHandler else {
+            if route.body == .json { try r.requireJSONBody() }
+            guard let handler = route.handler else { throw DocumentError(.internalError, "the route \(route.pattern) has no handler") }
+            return try await handler(r)
+        }
+        let name = r.databaseName
+        let registry = server.registry
+        // Open databases and their `_security` are kept in memory: only the
+        // first request to a database reads its file, off the event loop.
+        let db: DocumentDatabase
+        if let known = registry.opened(name) {
+            (db, r.security) = known
+        } else {
+            (db, r.security) = try await offload { (try registry.database(name), try registry.security(name)) }
+        }
+        if name == DatabaseRegistry.usersDatabase {
+            try r.checkUsersDatabaseAccess()
+        } else if name == ReplicatorDatabase.name {
+            // Replication documents hold credentials: server admins only,
+            // whatever `_security` says (CouchDB 3 keeps it admin-only too).
+            try r.checkAccess(allowed: r.isAdmin)
+        } else {
+            try r.checkAccess(allowed: r.security.isMember(r.user))
+        }
+        if route.access == .databaseAdmin { try r.requireDatabaseAdmin() }
         if route.body == .json { try r.requireJSONBody() }
-        guard let handler = route.handler else { throw DocumentError(.internalError, "the route \(route.pattern) has no handler") }
-        return try await handler(r)
+        return try await handler(db, r)
     }
 
     /// A path's segments, decoded as CouchDB decodes them (`mochiweb_util:

@@ -33,7 +33,7 @@ struct Route: Sendable {
     enum Access: Sendable {
         /// Anyone, signed in or not (the handler may check more).
         case anyone
-        /// Server admins.
+        /// Server admins (a database route opens its database for them).
         case serverAdmin
         /// A database's members (its readers and writers).
         case member
