@@ -68,3 +68,33 @@ extension HTTPAnswer {
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 }
+
+extension HTTPAnswer {
+    /// Rows as CouchDB streams a listing (`_all_docs`, views, `_find`,
+    /// `_changes`): `head`, each row on a line of its own, `tail`, sent
+    /// chunked a page at a time. The first page is read before the answer
+    /// starts (its errors get their status); `next` reads the page after
+    /// the one given, with the count of rows sent so far, and answers an
+    /// empty page at the end. Memory holds one page, whatever the length.
+    static func streamedRows(head: String, first: [JSON], separator: String = ",\r\n", start: String = "\r\n",
+                             tail: @escaping @Sendable () async throws -> String,
+                             next: @escaping @Sendable (_ last: [JSON], _ sent: Int) async throws -> [JSON]) -> HTTPAnswer {
+        let body = ResponseBody { writer in
+            var page = first
+            var sent = 0
+            try await writer.write(ByteBuffer(string: head))
+            while !page.isEmpty {
+                var text = ""
+                for row in page {
+                    text += (sent == 0 ? start : separator) + row.text
+                    sent += 1
+                }
+                try await writer.write(ByteBuffer(string: text))
+                page = try await next(page, sent)
+            }
+            try await writer.write(ByteBuffer(string: try await tail()))
+            try await writer.finish(nil)
+        }
+        return HTTPAnswer(status: .ok, json: nil, stream: body)
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
 import StrataDocuments
 
 /// Many documents at once: `_all_docs`, `_design_docs`, `_bulk_docs`,
@@ -36,8 +37,30 @@ struct BulkHandlers: Sendable {
         if r.method == .post {
             for (name, value) in try r.object() { parameters[name] = value }
         }
-        return .json(try await listing(db, parameters, namespace))
+        // Streamed as CouchDB streams it, a page at a time: a listing of a
+        // million documents costs the memory of one page. Each page goes on
+        // from the last id the one before answered.
+        let options = try Self.listingOptions(parameters, namespace)
+        let limit = options.limit, pageSize = Self.pageSize
+        var first = options
+        if options.keys == nil { first.limit = min(limit ?? .max, pageSize) }
+        let page = first
+        let (result, seq) = try await offload { (try db.allDocuments(page), try db.updateSequence()) }
+        var head = "{\"total_rows\":" + (result.totalRows.map(JSON.int) ?? .null).text + ",\"offset\":" + (result.offset.map(JSON.int) ?? .null).text
+        if parameters["update_seq"]?.boolValue == true { head += ",\"update_seq\":" + seq.json.text }
+        head += ",\"rows\":["
+        if r.method == .head { return HTTPAnswer(status: .ok, json: nil, stream: ResponseBody()) }
+        return .streamedRows(head: head, first: result.rows, tail: { "\r\n]}" }) { last, sent in
+            guard options.keys == nil, last.count == pageSize, sent < limit ?? .max, let id = last.last?["id"]?.stringValue else { return [] }
+            var next = options
+            (next.startKey, next.skip, next.limit) = (id, 1, min(pageSize, (limit ?? .max) - sent))
+            let page = next
+            return try await offload { try db.allDocuments(page) }.rows
+        }
     }
+
+    /// The rows a page of a streamed listing holds.
+    static let pageSize = 1000
 
     /// `POST /{db}/_all_docs/queries {"queries": […]}`: one listing per
     /// query, each with its own parameters.
@@ -48,6 +71,15 @@ struct BulkHandlers: Sendable {
     }
 
     func listing(_ db: DocumentDatabase, _ parameters: [String: JSON], _ namespace: AllDocumentsNamespace) async throws -> JSON {
+        let final = try Self.listingOptions(parameters, namespace)
+        let (result, seq) = try await offload { (try db.allDocuments(final), try db.updateSequence()) }
+        var o: JSONObject = ["total_rows": result.totalRows.map(JSON.int) ?? .null, "offset": result.offset.map(JSON.int) ?? .null, "rows": .array(result.rows)]
+        if parameters["update_seq"]?.boolValue == true { o["update_seq"] = seq.json }
+        return .object(o)
+    }
+
+    /// The options a listing's parameters name.
+    static func listingOptions(_ parameters: [String: JSON], _ namespace: AllDocumentsNamespace) throws -> AllDocumentsOptions {
         func id(_ name: String, _ alias: String) throws -> String? {
             guard let value = parameters[name] ?? parameters[alias] else { return nil }
             guard let id = value.stringValue else { throw DocumentError(.queryParseError, "`\(name)` must be a document id (a string).") }
@@ -70,11 +102,7 @@ struct BulkHandlers: Sendable {
             guard let list = keys.arrayValue else { throw DocumentError(.badRequest, "`keys` member must be an array.") }
             options.keys = list.compactMap(\.stringValue)
         }
-        let final = options
-        let (result, seq) = try await offload { (try db.allDocuments(final), try db.updateSequence()) }
-        var o: JSONObject = ["total_rows": result.totalRows.map(JSON.int) ?? .null, "offset": result.offset.map(JSON.int) ?? .null, "rows": .array(result.rows)]
-        if parameters["update_seq"]?.boolValue == true { o["update_seq"] = seq.json }
-        return .object(o)
+        return options
     }
 
     func write(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {

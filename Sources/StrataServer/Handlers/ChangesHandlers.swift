@@ -89,22 +89,6 @@ struct ChangesHandlers: Sendable {
         }
     }
 
-    /// The feed's result through the filter, then its limit: `pending`
-    /// counts the changes after the last one kept, passing or not, as
-    /// CouchDB's does.
-    func filtered(_ result: ChangesResult, _ filter: ChangesFilter, limit: Int?) async throws -> ChangesResult {
-        var kept = try await filter(result.results)
-        var lastSeq = result.lastSeq
-        var pending = result.pending ?? 0
-        if let limit, kept.count > limit {
-            kept = Array(kept.prefix(limit))
-            lastSeq = kept.last?.seq ?? lastSeq
-            let examined = result.results.firstIndex { $0.seq == lastSeq }.map { $0 + 1 } ?? result.results.count
-            pending += result.results.count - examined
-        }
-        return ChangesResult(results: kept, lastSeq: lastSeq, pending: pending)
-    }
-
     func feed(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
         try r.checkBooleans(["descending", "include_docs", "conflicts", "attachments", "att_encoding_info"])
         var options = try changesOptions(r)
@@ -120,23 +104,32 @@ struct ChangesHandlers: Sendable {
         // `heartbeat=true` (aiocouch sends it) means CouchDB's default, 60 s.
         let heartbeat = try (r.query["heartbeat"] == "true" ? 60_000 : r.int("heartbeat")).map { Duration.milliseconds(max($0, 100)) }
         let interval = try r.int("seq_interval")
+        let pager = ChangesPager(db: db, options: options, filter: filter, limit: limit)
         switch feed {
-        case "normal":
-            let final = options
-            var result = try await offload { try db.changes(final) }
-            if let filter { result = try await filtered(result, filter, limit: limit) }
-            return changesAnswer(result, seqInterval: interval, limit: limit)
-        case "longpoll":
-            let final = options
-            var now = try await offload { try db.changes(final) }
-            if let filter { now = try await filtered(now, filter, limit: limit) }
-            if !now.results.isEmpty { return changesAnswer(now, seqInterval: interval, limit: limit) }
-            // Wait for the next change, or the timeout.
-            options.since = ChangeSequence(max(options.since.count, now.lastSeq.count))
-            let first = try await firstChange(db, options, within: timeout, filter: filter)
-            var result = ChangesResult(results: first.map { [$0] } ?? [], lastSeq: first?.seq ?? now.lastSeq, pending: 0)
-            if first == nil { result.lastSeq = now.lastSeq }
-            return changesAnswer(result, seqInterval: interval, limit: limit)
+        case "normal", "longpoll":
+            var first = try await pager.next()
+            if feed == "longpoll", first.isEmpty {
+                // Wait for the next change, or the timeout.
+                var waiting = options
+                waiting.since = pager.lastSeq
+                if let change = try await firstChange(db, waiting, within: timeout, filter: filter) {
+                    first = [change]
+                    pager.sentOne(change)
+                }
+                pager.finish()
+            }
+            // Streamed a page at a time, CouchDB's lines: a change a line
+            // between `{"results":[` and `],` (python-cloudant reads them so).
+            let sequences = Locked(SequenceInterval(interval, limit: limit))
+            let rows = { @Sendable (changes: [Change]) -> [JSON] in
+                sequences.withLock { sequences in changes.map { sequences.next() ? $0.json : Self.withoutSequence($0.json) } }
+            }
+            if r.method == .head { return HTTPAnswer(status: .ok, json: nil, stream: ResponseBody()) }
+            return .streamedRows(head: "{\"results\":[", first: rows(first), separator: ",\n", start: "\n", tail: {
+                "\n],\n\"last_seq\":" + pager.lastSeq.json.text + ",\"pending\":\(try await pager.pending())}\n"
+            }) { _, _ in
+                rows(try await pager.next())
+            }
         case "continuous", "eventsource":
             // As CouchDB: every change since `since` first, whatever the
             // timeout; the timeout then counts the time without a new change.
@@ -148,49 +141,44 @@ struct ChangesHandlers: Sendable {
             if eventSource { headers[.cacheControl] = "no-cache" }
             let start = options
             let body = ResponseBody { writer in
-                var sent = 0
-                var last = start.since
                 var sequences = SequenceInterval(interval, limit: limit)
-                func send(_ change: Change) async throws -> Bool {
-                    var change = change
-                    last = change.seq
-                    if let filter {
-                        guard let kept = try await filter([change]).first else { return false }
-                        change = kept
-                    }
+                func write(_ change: Change) async throws {
                     var json = change.json
                     if !sequences.next() { json = Self.withoutSequence(json) }
                     let line = eventSource ? "data: \(json.text)\nid: \(change.seq.json.text)\n\n" : json.text + "\n"
                     try await writer.write(ByteBuffer(string: line))
-                    sent += 1
-                    if let limit, sent >= limit { return true }
-                    return false
                 }
-                var done = false
-                let backlog = try await offload { try db.changes(start) }
-                for change in backlog.results where !done { done = try await send(change) }
-                last = ChangeSequence(max(last.count, backlog.lastSeq.count))
-                if !done {
+                // What is there already, a page at a time.
+                while true {
+                    let batch = try await pager.next()
+                    if batch.isEmpty { break }
+                    for change in batch { try await write(change) }
+                }
+                if !pager.isDone {
                     var live = start
-                    live.since = last
-                    for await event in self.changeEvents(db, live, timeout: ending, heartbeat: heartbeat) {
+                    live.since = pager.lastSeq
+                    live: for await event in self.changeEvents(db, live, timeout: ending, heartbeat: heartbeat) {
                         switch event {
-                        case .change(let change): done = try await send(change)
+                        case .change(let change):
+                            pager.examined(change)
+                            if let filter {
+                                guard let kept = try await filter([change]).first else { continue }
+                                try await write(kept)
+                            } else {
+                                try await write(change)
+                            }
+                            pager.sentOne(change)
+                            if pager.isDone { break live }
                         case .heartbeat: try await writer.write(ByteBuffer(string: "\n"))
-                        case .end: done = true
+                        case .end: break live
                         // The response stops short of its last_seq line: the
                         // client sees the feed broke and starts it again.
                         case .failed(let error): throw error
                         }
-                        if done { break }
                     }
                 }
                 if !eventSource {
-                    // Stopped by its limit, the feed leaves the changes after
-                    // its last one pending.
-                    let stoppedAt = last
-                    let pending = limit.map { sent >= $0 } == true ? try await offload { try db.changeCount(after: stoppedAt) } : 0
-                    try await writer.write(ByteBuffer(string: JSON.object(["last_seq": last.json, "pending": .int(pending)]).text + "\n"))
+                    try await writer.write(ByteBuffer(string: JSON.object(["last_seq": pager.lastSeq.json, "pending": .int(try await pager.pending())]).text + "\n"))
                 }
                 try await writer.finish(nil)
             }
@@ -198,17 +186,6 @@ struct ChangesHandlers: Sendable {
         default:
             throw DocumentError(.badRequest, "Supported `feed` types: normal, continuous, live, longpoll, eventsource")
         }
-    }
-
-    /// A normal or longpoll answer laid out line by line as CouchDB writes
-    /// it: one change a line between `{"results":[` and `],`. Clients parse
-    /// those lines (python-cloudant reads the feed a line at a time).
-    func changesAnswer(_ result: ChangesResult, seqInterval: Int? = nil, limit: Int? = nil) -> HTTPAnswer {
-        var sequences = SequenceInterval(seqInterval, limit: limit)
-        var text = "{\"results\":[\n"
-        text += result.results.map { sequences.next() ? $0.json.text : Self.withoutSequence($0.json).text }.joined(separator: ",\n")
-        text += "\n],\n\"last_seq\":" + result.lastSeq.json.text + ",\"pending\":\(result.pending ?? 0)}\n"
-        return HTTPAnswer(status: .ok, json: nil, raw: ("application/json", Data(text.utf8)))
     }
 
     /// A change's JSON with `seq` null (`seq_interval`).
@@ -319,5 +296,110 @@ struct SequenceInterval {
         defer { remaining -= 1 }
         guard let interval else { return true }
         return remaining % interval == 0
+    }
+}
+
+/// A feed read a page at a time from the engine, through its filter, up to
+/// its limit, keeping what CouchDB's last line says: where the feed ended
+/// (`last_seq`) and what it left (`pending`).
+final class ChangesPager: Sendable {
+    private struct State {
+        var since: ChangeSequence
+        var lastSeq: ChangeSequence
+        var pending = 0
+        var sent = 0
+        var done = false
+        /// Stopped by its limit: the changes after the last sent are pending.
+        var cut = false
+        /// Changes came live (after the pages): pending is counted anew.
+        var live = false
+    }
+
+    let db: DocumentDatabase
+    let options: ChangesOptions
+    let filter: ChangesHandlers.ChangesFilter?
+    let limit: Int?
+    private let state: Locked<State>
+
+    init(db: DocumentDatabase, options: ChangesOptions, filter: ChangesHandlers.ChangesFilter?, limit: Int?) {
+        self.db = db
+        self.options = options
+        self.filter = filter
+        self.limit = limit
+        state = Locked(State(since: options.since, lastSeq: options.since))
+    }
+
+    var lastSeq: ChangeSequence { state.value.lastSeq }
+    var isDone: Bool { state.value.done }
+    /// Nothing more is read (a longpoll answered).
+    func finish() { state.withLock { $0.done = true } }
+
+    /// The next changes kept, empty at the end of what is there.
+    func next() async throws -> [Change] {
+        while true {
+            let current = state.value
+            let remaining = (limit ?? .max) - current.sent
+            if current.done || remaining <= 0 {
+                state.withLock { $0.done = true }
+                return []
+            }
+            var page = options
+            page.since = current.since
+            // Descending feeds are read whole (they start from the end).
+            let pageLimit = options.descending ? nil : filter == nil ? min(BulkHandlers.pageSize, remaining) : BulkHandlers.pageSize
+            page.limit = pageLimit
+            if options.descending { page.limit = filter == nil ? limit : nil }
+            let asked = page
+            let result = try await offload { [db] in try db.changes(asked) }
+            var kept = result.results
+            if let filter { kept = try await filter(kept) }
+            var lastSeq = result.lastSeq
+            var pending = result.pending ?? 0
+            let cut = kept.count > remaining
+            if cut {
+                kept = Array(kept.prefix(remaining))
+                lastSeq = kept.last?.seq ?? lastSeq
+                let examined = result.results.firstIndex { $0.seq == lastSeq }.map { $0 + 1 } ?? result.results.count
+                pending += result.results.count - examined
+            }
+            let full = pageLimit.map { result.results.count >= $0 } ?? false
+            let done = cut || !full || options.descending || (filter == nil && kept.count >= remaining)
+            state.withLock { state in
+                state.since = result.lastSeq
+                state.lastSeq = lastSeq
+                state.pending = pending
+                state.sent += kept.count
+                state.done = done
+                state.cut = cut || (limit.map { state.sent >= $0 } ?? false)
+            }
+            if !kept.isEmpty || done { return kept }
+        }
+    }
+
+    /// A live change looked at (kept or not).
+    func examined(_ change: Change) {
+        state.withLock { $0.lastSeq = ChangeSequence(max($0.lastSeq.count, change.seq.count)) }
+    }
+
+    /// A live change sent.
+    func sentOne(_ change: Change) {
+        state.withLock { state in
+            state.lastSeq = change.seq
+            state.sent += 1
+            state.live = true
+            if let limit, state.sent >= limit {
+                state.done = true
+                state.cut = true
+            }
+        }
+    }
+
+    /// CouchDB's `pending`: the changes after the last one sent when the
+    /// limit stopped the feed, else what the last page left.
+    func pending() async throws -> Int {
+        let current = state.value
+        guard current.cut, current.live else { return current.pending }
+        let after = current.lastSeq
+        return try await offload { [db] in try db.changeCount(after: after) }
     }
 }

@@ -100,14 +100,40 @@ struct DesignHandlers: Sendable {
     /// The design document the route names.
     func design(_ r: CouchRequest) -> String { DocumentDatabase.designID(r.parameter("ddoc")) }
 
-    /// `GET|POST /{db}/_design/{ddoc}/_view/{view}`.
+    /// `GET|POST /{db}/_design/{ddoc}/_view/{view}`, streamed as CouchDB
+    /// streams it: a map view a page at a time, each going on from the
+    /// last key and document id the one before answered.
     func view(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
-        let options = try viewOptions(r)
+        var options = try viewOptions(r)
         let group = try await viewGroup(db, design: design(r))
         let view = r.parameter("view")
         guard group.views.contains(view) else { throw DocumentError(.notFound, "missing_named_view") }
-        let result = try await offload { [options] in try db.queryView(group, view: view, options: options) }
-        return .json(result.json)
+        let reducing = options.reduce ?? (group.reduces[view] != nil)
+        let pages = !reducing && options.keys == nil
+        if pages, let key = options.key { (options.key, options.startKey, options.endKey, options.inclusiveEnd) = (nil, key, key, true) }
+        let limit = options.limit, pageSize = BulkHandlers.pageSize
+        var first = options
+        if pages { first.limit = min(limit ?? .max, pageSize) }
+        let page = first
+        let result = try await offload { try db.queryView(group, view: view, options: page) }
+        var meta = result.json.objectValue ?? JSONObject()
+        meta["rows"] = nil
+        var head = meta.isEmpty ? "{" : String(JSON.object(meta).text.dropLast()) + ","
+        head += "\"rows\":["
+        if r.method == .head { return HTTPAnswer(status: .ok, json: nil, stream: ResponseBody()) }
+        // Later pages read the index as it is, as the first page left it.
+        var rest = options
+        rest.update = .no
+        let following = rest
+        return .streamedRows(head: head, first: result.rows, tail: { "\r\n]}" }) { last, sent in
+            guard pages, last.count == pageSize, sent < limit ?? .max, let end = last.last, let key = end["key"], let id = end["id"]?.stringValue else { return [] }
+            var next = following
+            // Rows of the same key and document as the last one were sent.
+            let same = last.reversed().prefix { $0["key"] == key && $0["id"]?.stringValue == id }.count
+            (next.startKey, next.startKeyDocID, next.skip, next.limit) = (key, id, same, min(pageSize, (limit ?? .max) - sent))
+            let page = next
+            return try await offload { try db.queryView(group, view: view, options: page) }.rows
+        }
     }
 
     /// `POST /{db}/_design/{ddoc}/_view/{view}/queries {"queries": […]}`:

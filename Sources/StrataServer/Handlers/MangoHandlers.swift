@@ -15,10 +15,12 @@ struct MangoHandlers: Sendable {
     func find(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
         let query = try FindQuery(json: r.json())
         let result = try await offload { try db.find(query) }
-        var o: JSONObject = ["docs": .array(result.docs.map(JSON.object)), "bookmark": .string(result.bookmark)]
-        if let warning = result.warning { o["warning"] = .string(warning) }
-        if let stats = result.executionStats { o["execution_stats"] = stats }
-        return .json(.object(o))
+        // Laid out and sent chunked as CouchDB's mango_httpd sends it.
+        var keys: [(String, JSON)] = [("bookmark", .string(result.bookmark))]
+        if let warning = result.warning { keys.append(("warning", .string(warning))) }
+        if let stats = result.executionStats { keys.append(("execution_stats", stats)) }
+        let tail = "\r\n]" + keys.map { ",\r\n" + JSON.string($0.0).text + ": " + $0.1.text }.joined() + "}\r\n"
+        return .streamedRows(head: "{\"docs\":[", first: result.docs.map(JSON.object), tail: { tail }) { _, _ in [] }
     }
 
     func explain(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
