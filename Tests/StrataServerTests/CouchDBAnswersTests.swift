@@ -278,4 +278,35 @@ import Testing
         #expect(explained?["partitioned"] == false && explained?["index"]?["name"] == "by-n")
         #expect(explained?["opts"]?["r"] == 1 && explained?["opts"]?["allow_fallback"] == true && explained?["opts"]?["sort"] == .object([:]))
     }
+
+    /// MEASURED-DIFFERENCES.md, "ETag and Cache-Control".
+    @Test func etagsAndCachingAsCouchDBs() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        #expect(try await server.send("PUT", "/db", user: admin).0 == 201)
+        let (_, _, put) = try await server.sendWithHeaders("PUT", "/db/a", json: #"{"n":1}"#)
+        #expect(put["etag"] != nil)
+        let (_, _, posted) = try await server.sendWithHeaders("POST", "/db", json: #"{"_id":"b"}"#)
+        #expect(posted["etag"] == nil && posted["location"] != nil)
+        let (_, _, plain) = try await server.sendWithHeaders("GET", "/db/a")
+        #expect(plain["etag"] != nil && plain["cache-control"] == "must-revalidate")
+        for query in ["revs_info=true", "meta=true", "local_seq=true"] {
+            #expect(try await server.sendWithHeaders("GET", "/db/a?\(query)").2["etag"] == nil, "\(query)")
+        }
+        // A normal _changes feed has an ETag, and 304 while nothing changed.
+        let (_, _, feed) = try await server.sendWithHeaders("GET", "/db/_changes")
+        let tag = try #require(feed["etag"])
+        #expect(try await server.sendRaw("GET", "/db/_changes", headers: ["If-None-Match": tag]).0 == 304)
+        #expect(try await server.send("PUT", "/db/c", json: "{}").0 == 201)
+        #expect(try await server.sendRaw("GET", "/db/_changes", headers: ["If-None-Match": tag]).0 == 200)
+        // A design function's answer says what the function says of caching.
+        #expect(try await server.send("PUT", "/db/_design/f", json: #"""
+            {"updates":{"u":"function(doc, req) { return [null, 'done']; }"},"shows":{"s":"function(doc, req) { return 'shown'; }"}}
+            """#, user: admin).0 == 201)
+        let (_, _, updated) = try await server.sendRaw("POST", "/db/_design/f/_update/u")
+        #expect(updated["cache-control"] == nil)
+        let (_, _, shown) = try await server.sendRaw("GET", "/db/_design/f/_show/s/a")
+        let shownTag = try #require(shown["etag"])
+        #expect(try await server.sendRaw("GET", "/db/_design/f/_show/s/a", headers: ["If-None-Match": shownTag]).0 == 304)
+    }
 }

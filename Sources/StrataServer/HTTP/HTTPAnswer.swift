@@ -10,6 +10,10 @@ struct HTTPAnswer: Sendable {
     var headers: HTTPFields = [:]
     var raw: (contentType: String, data: Data)?
     var stream: ResponseBody?
+    /// Whether the answer says `Cache-Control: must-revalidate` when it
+    /// names no policy of its own: CouchDB's JSON answers do; a design
+    /// function's rendered answer says what the function says.
+    var revalidates = true
 
     /// Whether `value` can be sent as a header's value: no control character
     /// but tab (a CR or LF would split the response).
@@ -47,6 +51,7 @@ extension HTTPAnswer {
     /// gets the headers and the length of what a `GET` would send.
     func response(to method: HTTPRequest.Method) -> Response {
         var headers = headers
+        if revalidates, status != .notModified, headers[.cacheControl] == nil { headers[.cacheControl] = "must-revalidate" }
         if let stream {
             if status != .notModified { headers[.contentType] = headers[.contentType] ?? "application/json" }
             return Response(status: status, headers: headers, body: stream)

@@ -107,6 +107,14 @@ struct ChangesHandlers: Sendable {
         let pager = ChangesPager(db: db, options: options, filter: filter, limit: limit)
         switch feed {
         case "normal", "longpoll":
+            // A normal feed's ETag names the database's state, as CouchDB's
+            // (its database info): a client whose copy is current gets 304.
+            var etag: String?
+            if feed == "normal" {
+                let info = try await offload { try db.info() }
+                etag = "\"" + MD5.hex(Array(JSON.object(info.json).text.utf8)) + "\""
+                if let etag, r.headers[.ifNoneMatch] == etag { return .notModified(etag: etag) }
+            }
             var first = try await pager.next()
             if feed == "longpoll", first.isEmpty {
                 // Wait for the next change, or the timeout.
@@ -125,11 +133,13 @@ struct ChangesHandlers: Sendable {
                 sequences.withLock { sequences in changes.map { sequences.next() ? $0.json : Self.withoutSequence($0.json) } }
             }
             if r.method == .head { return HTTPAnswer(status: .ok, json: nil, stream: ResponseBody()) }
-            return .streamedRows(head: "{\"results\":[", first: rows(first), separator: ",\n", start: "\n", tail: {
+            var answer = HTTPAnswer.streamedRows(head: "{\"results\":[", first: rows(first), separator: ",\n", start: "\n", tail: {
                 "\n],\n\"last_seq\":" + pager.lastSeq.json.text + ",\"pending\":\(try await pager.pending())}\n"
             }) { _, _ in
                 rows(try await pager.next())
             }
+            answer.headers[.eTag] = etag
+            return answer
         case "continuous", "eventsource":
             // As CouchDB: every change since `since` first, whatever the
             // timeout; the timeout then counts the time without a new change.

@@ -201,12 +201,19 @@ struct DesignHandlers: Sendable {
             guard let docID else { return .null }
             do { return .object(try db.document(id: docID)) } catch let error as DocumentError where error.kind == .notFound { return .null }
         }
+        // CouchDB's ETag of a show: the design document's and the
+        // document's revisions, what the client accepts and who it is.
+        let tagged: [JSON] = [ddoc["_rev"] ?? .null, doc["_rev"] ?? .null, .string(r.headers[.accept] ?? ""), .array(r.user.roles.map(JSON.string)), .string(r.rawQuery)]
+        let etag = "\"" + MD5.hex(Array(JSON.array(tagged).text.utf8)) + "\""
+        if r.headers[.ifNoneMatch] == etag { return .notModified(etag: etag) }
         let request = try await r.functionRequest(db, docID: docID)
         let answer = try await queryServers.call(tenant: db.instanceID, ddoc, ["shows", function], [doc, request])
         guard let parts = answer.arrayValue, parts.count == 2, parts[0] == .string("resp") else {
             throw DocumentError(status: 500, error: "render_error", reason: "the show function's answer is not a response")
         }
-        return try Self.answer(UpdateHandlerAnswer(rendering: parts[1], written: nil))
+        var shown = try Self.answer(UpdateHandlerAnswer(rendering: parts[1], written: nil))
+        if shown.headers[.eTag] == nil { shown.headers[.eTag] = etag }
+        return shown
     }
 
     /// `GET|POST /{db}/_design/{ddoc}/_list/{func}/{view}` or
@@ -287,6 +294,8 @@ struct DesignHandlers: Sendable {
         guard HTTPAnswer.isValidFieldValue(answer.contentType) else {
             throw DocumentError(status: 500, error: "render_error", reason: "the function's response has an invalid value for header Content-Type: control characters are not allowed")
         }
-        return HTTPAnswer(status: .init(code: answer.status), json: nil, headers: headers, raw: (answer.contentType, answer.body))
+        var rendered = HTTPAnswer(status: .init(code: answer.status), json: nil, headers: headers, raw: (answer.contentType, answer.body))
+        rendered.revalidates = false
+        return rendered
     }
 }

@@ -9,9 +9,12 @@ import StrataDocuments
 struct DocumentHandlers: Sendable {
     let server: CouchServer
 
-    /// `POST /{db}`: a new document, its id made here when it has none.
+    /// `POST /{db}`: a new document, its id made here when it has none
+    /// (CouchDB's answer has its Location, no ETag).
     func create(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
-        try await save(db, r, id: nil)
+        var answer = try await save(db, r, id: nil)
+        answer.headers[.eTag] = nil
+        return answer
     }
 
     /// `/{db}/{doc}`.
@@ -54,8 +57,10 @@ struct DocumentHandlers: Sendable {
             }))
         }
         let doc = try await offload { try db.document(id: id, options: options) }
-        let rev = doc["_rev"]?.stringValue ?? ""
-        let etag = "\"\(rev)\""
+        // CouchDB's ETag is the revision, for a document without meta
+        // (revs_info, local_seq, conflicts) only.
+        guard ["_revs_info", "_local_seq", "_conflicts", "_deleted_conflicts"].allSatisfy({ doc[$0] == nil }) else { return .json(.object(doc)) }
+        let etag = "\"\(doc["_rev"]?.stringValue ?? "")\""
         if let match = r.headers[.ifNoneMatch], match == etag { return .notModified(etag: etag) }
         var headers: HTTPFields = [:]
         headers[.eTag] = etag

@@ -1,9 +1,9 @@
 import Hummingbird
 import HTTPTypes
 
-/// The headers CouchDB puts on every answer: its `Server`, and
-/// `Cache-Control: must-revalidate` unless the handler chose otherwise (or
-/// the answer is a 304, which says nothing but its ETag).
+/// The header CouchDB puts on every answer: its `Server`.
+/// (`Cache-Control: must-revalidate` comes with the answers that have it,
+/// ``HTTPAnswer/revalidates``.)
 struct CouchHeadersMiddleware: RouterMiddleware {
     typealias Context = CouchContext
 
@@ -12,9 +12,6 @@ struct CouchHeadersMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: CouchContext, next: (Request, CouchContext) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
         response.headers[.server] = Self.serverName
-        if response.headers[.cacheControl] == nil, response.status != .notModified {
-            response.headers[.cacheControl] = "must-revalidate"
-        }
         return response
     }
 }
