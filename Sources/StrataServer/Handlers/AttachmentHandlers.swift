@@ -34,6 +34,9 @@ struct AttachmentHandlers: Sendable {
             return .notModified(etag: etag)
         }
         headers[.contentType] = content.contentType
+        // CouchDB 1 sent the digest as Content-MD5 too; clients still read
+        // it (couchdb3's get_attachment).
+        headers[.init("Content-MD5")!] = String(content.digest.dropFirst(4))
         headers[.acceptRanges] = "bytes"
         headers[.contentSecurityPolicy] = "sandbox"
         var status = HTTPResponse.Status.ok
