@@ -26,6 +26,9 @@ public struct AllDocumentsOptions: Sendable {
     public var skip = 0
     public var includeDocs = false
     public var conflicts = false
+    /// Whether `totalRows` and `offset` are counted (a page after the first
+    /// of a streamed listing needs neither, and counting is a scan).
+    package var countsRows = true
 
     public init(keys: [String]? = nil, startKey: String? = nil, endKey: String? = nil, inclusiveEnd: Bool = true, descending: Bool = false, limit: Int? = nil, skip: Int = 0, includeDocs: Bool = false, conflicts: Bool = false) {
         self.keys = keys

@@ -34,6 +34,16 @@ public struct ChangesOptions: Sendable {
     /// first change before answering an empty page (CouchDB's
     /// `feed=longpoll`). Nil answers at once.
     public var longpoll: Duration?
+    /// Whether `pending` is counted (the pages of a streamed feed leave it
+    /// to the end: counting is a scan).
+    package var countsPending = true
+
+    /// Whether CouchDB reads only the named documents for this feed (a few
+    /// `doc_ids`, or `_design`) rather than the whole feed: the others then
+    /// count as pending.
+    package var readsNamedDocumentsOnly: Bool {
+        designOnly || (documentIDs.map { $0.count <= 100 } ?? false)
+    }
 
     public init(since: ChangeSequence = .start, limit: Int? = nil, descending: Bool = false, style: Style = .mainOnly, includeDocs: Bool = false, conflicts: Bool = false, documentIDs: Set<String>? = nil, selector: JSON? = nil, designOnly: Bool = false, designFilter: String? = nil, filterParameters: [String: String] = [:], longpoll: Duration? = nil) {
         self.since = since

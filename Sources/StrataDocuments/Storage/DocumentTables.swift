@@ -745,6 +745,7 @@ struct DocumentTables: Sendable {
         }
         let total: Int?
         switch options.namespace {
+        case _ where !options.countsRows: total = nil
         case .all: total = try Int.fetchOne(db, sql: "SELECT live FROM \(counts) WHERE id = 0") ?? 0
         case .design: total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE \(namespace)", arguments: StatementArguments(namespaceArguments))
         case .local: total = nil
@@ -790,7 +791,7 @@ struct DocumentTables: Sendable {
             arguments.append(end)
         }
         var before = 0
-        if let start = options.startKey, options.namespace != .local {
+        if let start = options.startKey, options.namespace != .local, options.countsRows {
             namespaceArguments.append(start)
             before = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE \(namespace) AND id \(options.descending ? ">" : "<") ?",
                                       arguments: StatementArguments(namespaceArguments)) ?? 0
@@ -802,7 +803,7 @@ struct DocumentTables: Sendable {
         for r in found {
             rows.append(try row(id: try r[0], rev: try r[1], deleted: false))
         }
-        return AllDocumentsResult(totalRows: total, offset: options.namespace == .local ? nil : before + max(0, options.skip), rows: rows)
+        return AllDocumentsResult(totalRows: total, offset: options.namespace == .local || !options.countsRows ? nil : before + max(0, options.skip), rows: rows)
     }
 
     func changeCount(_ db: Database, after seq: Int) throws -> Int {
@@ -827,8 +828,8 @@ struct DocumentTables: Sendable {
         // (`count_changes_since`, less each row enumerated). For a few
         // `doc_ids` and for `_design` it looks only at those documents, so
         // the others stay pending.
-        let direct = options.designOnly || (options.documentIDs.map { $0.count <= 100 } ?? false)
-        let raw = try changeCount(db, after: options.descending ? 0 : since)
+        let direct = options.readsNamedDocumentsOnly
+        let raw = options.countsPending ? try changeCount(db, after: options.descending ? 0 : since) : 0
         var examined = 0
         var stoppedAt: Int?
         let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
@@ -870,8 +871,10 @@ struct DocumentTables: Sendable {
                 break
             }
         }
-        let pending: Int
-        if direct {
+        let pending: Int?
+        if !options.countsPending {
+            pending = nil
+        } else if direct {
             pending = raw - examined
         } else if let stoppedAt {
             pending = options.descending ? try Int.fetchOne(db, sql: "SELECT count(*) FROM \(docs) WHERE seq < ?", arguments: [stoppedAt]) ?? 0

@@ -120,7 +120,7 @@ extension DocumentTables {
     }
 
     func mapRows(_ db: Database, view: Int, options: ViewQueryOptions) throws -> ViewResult {
-        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(viewRows) WHERE view = ?", arguments: [view]) ?? 0
+        let total = options.countsRows ? try Int.fetchOne(db, sql: "SELECT count(*) FROM \(viewRows) WHERE view = ?", arguments: [view]) ?? 0 : nil
         let order = options.descending ? "DESC" : "ASC"
         var rows: [JSON] = []
         if let keys = options.keys {
@@ -163,11 +163,11 @@ extension DocumentTables {
             rows.append(try viewRow(db, row, includeDocs: options.includeDocs, conflicts: options.conflicts))
         }
         var before = 0
-        if let start {
+        if let start, options.countsRows {
             before = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(viewRows) WHERE view = ? AND NOT (\(start.0))",
                                       arguments: StatementArguments([view] + start.1)) ?? 0
         }
-        return ViewResult(totalRows: total, offset: before + max(0, options.skip), rows: rows, updateSequence: nil)
+        return ViewResult(totalRows: total, offset: options.countsRows ? before + max(0, options.skip) : nil, rows: rows, updateSequence: nil)
     }
 
     func reducedRows(_ db: Database, view: Int, reduce: ViewReduce, options: ViewQueryOptions) throws -> ViewResult {

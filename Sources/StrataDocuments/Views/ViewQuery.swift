@@ -31,6 +31,9 @@ public struct ViewQueryOptions: Sendable {
     public var conflicts = false
     public var update = Update.yes
     public var updateSeq = false
+    /// Whether `totalRows` and `offset` are counted (a page after the first
+    /// of a streamed answer needs neither, and counting is a scan).
+    package var countsRows = true
 
     public init(key: JSON? = nil, keys: [JSON]? = nil, startKey: JSON? = nil, endKey: JSON? = nil,
                 startKeyDocID: String? = nil, endKeyDocID: String? = nil, inclusiveEnd: Bool = true,

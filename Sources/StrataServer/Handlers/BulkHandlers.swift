@@ -53,7 +53,7 @@ struct BulkHandlers: Sendable {
         return .streamedRows(head: head, first: result.rows, tail: { "\r\n]}" }) { last, sent in
             guard options.keys == nil, last.count == pageSize, sent < limit ?? .max, let id = last.last?["id"]?.stringValue else { return [] }
             var next = options
-            (next.startKey, next.skip, next.limit) = (id, 1, min(pageSize, (limit ?? .max) - sent))
+            (next.startKey, next.skip, next.limit, next.countsRows) = (id, 1, min(pageSize, (limit ?? .max) - sent), false)
             let page = next
             return try await offload { try db.allDocuments(page) }.rows
         }

@@ -311,18 +311,21 @@ struct SequenceInterval {
 
 /// A feed read a page at a time from the engine, through its filter, up to
 /// its limit, keeping what CouchDB's last line says: where the feed ended
-/// (`last_seq`) and what it left (`pending`).
+/// (`last_seq`) and what it left (`pending`, counted once at the end: a
+/// count is a scan, which a page must not repeat).
 final class ChangesPager: Sendable {
     private struct State {
         var since: ChangeSequence
         var lastSeq: ChangeSequence
-        var pending = 0
+        /// What the engine counted, for a feed read in one call.
+        var pending: Int?
         var sent = 0
+        /// The changes the engine looked at (for `doc_ids` and `_design`,
+        /// those it read).
+        var examined = 0
         var done = false
         /// Stopped by its limit: the changes after the last sent are pending.
         var cut = false
-        /// Changes came live (after the pages): pending is counted anew.
-        var live = false
     }
 
     let db: DocumentDatabase
@@ -341,6 +344,7 @@ final class ChangesPager: Sendable {
 
     var lastSeq: ChangeSequence { state.value.lastSeq }
     var isDone: Bool { state.value.done }
+
     /// Nothing more is read (a longpoll answered).
     func finish() { state.withLock { $0.done = true } }
 
@@ -355,30 +359,36 @@ final class ChangesPager: Sendable {
             }
             var page = options
             page.since = current.since
-            // Descending feeds are read whole (they start from the end).
-            let pageLimit = options.descending ? nil : filter == nil ? min(BulkHandlers.pageSize, remaining) : BulkHandlers.pageSize
-            page.limit = pageLimit
-            if options.descending { page.limit = filter == nil ? limit : nil }
+            var pageLimit: Int?
+            if options.descending {
+                // Read whole (a descending feed starts from the end), and
+                // its pending counted by the engine.
+                page.limit = filter == nil ? limit : nil
+            } else {
+                pageLimit = filter == nil ? min(BulkHandlers.pageSize, remaining) : BulkHandlers.pageSize
+                page.limit = pageLimit
+                page.countsPending = false
+            }
             let asked = page
             let result = try await offload { [db] in try db.changes(asked) }
             var kept = result.results
             if let filter { kept = try await filter(kept) }
             var lastSeq = result.lastSeq
-            var pending = result.pending ?? 0
+            var examined = result.results.count
             let cut = kept.count > remaining
             if cut {
                 kept = Array(kept.prefix(remaining))
                 lastSeq = kept.last?.seq ?? lastSeq
-                let examined = result.results.firstIndex { $0.seq == lastSeq }.map { $0 + 1 } ?? result.results.count
-                pending += result.results.count - examined
+                examined = result.results.firstIndex { $0.seq == lastSeq }.map { $0 + 1 } ?? examined
             }
             let full = pageLimit.map { result.results.count >= $0 } ?? false
             let done = cut || !full || options.descending || (filter == nil && kept.count >= remaining)
             state.withLock { state in
                 state.since = result.lastSeq
                 state.lastSeq = lastSeq
-                state.pending = pending
+                state.pending = result.pending
                 state.sent += kept.count
+                state.examined += examined
                 state.done = done
                 state.cut = cut || (limit.map { state.sent >= $0 } ?? false)
             }
@@ -388,7 +398,10 @@ final class ChangesPager: Sendable {
 
     /// A live change looked at (kept or not).
     func examined(_ change: Change) {
-        state.withLock { $0.lastSeq = ChangeSequence(max($0.lastSeq.count, change.seq.count)) }
+        state.withLock { state in
+            state.lastSeq = ChangeSequence(max(state.lastSeq.count, change.seq.count))
+            state.examined += 1
+        }
     }
 
     /// A live change sent.
@@ -396,7 +409,6 @@ final class ChangesPager: Sendable {
         state.withLock { state in
             state.lastSeq = change.seq
             state.sent += 1
-            state.live = true
             if let limit, state.sent >= limit {
                 state.done = true
                 state.cut = true
@@ -404,11 +416,17 @@ final class ChangesPager: Sendable {
         }
     }
 
-    /// CouchDB's `pending`: the changes after the last one sent when the
-    /// limit stopped the feed, else what the last page left.
+    /// CouchDB's `pending`: what its fold had left when it stopped, the
+    /// changes after the last one looked at; for `doc_ids` and `_design`,
+    /// every change but those it read.
     func pending() async throws -> Int {
         let current = state.value
-        guard current.cut, current.live else { return current.pending }
+        if options.descending { return current.pending ?? 0 }
+        if options.readsNamedDocumentsOnly {
+            let since = options.since
+            return try await offload { [db] in try db.changeCount(after: since) } - current.examined
+        }
+        guard current.cut else { return 0 }
         let after = current.lastSeq
         return try await offload { [db] in try db.changeCount(after: after) }
     }

@@ -123,7 +123,7 @@ struct DesignHandlers: Sendable {
         if r.method == .head { return HTTPAnswer(status: .ok, json: nil, stream: ResponseBody()) }
         // Later pages read the index as it is, as the first page left it.
         var rest = options
-        rest.update = .no
+        (rest.update, rest.countsRows) = (.no, false)
         let following = rest
         return .streamedRows(head: head, first: result.rows, tail: { "\r\n]}" }) { last, sent in
             guard pages, last.count == pageSize, sent < limit ?? .max, let end = last.last, let key = end["key"], let id = end["id"]?.stringValue else { return [] }

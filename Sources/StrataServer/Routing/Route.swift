@@ -70,24 +70,22 @@ struct Route: Sendable {
     /// A route whose handler needs no database (the server's own paths, or
     /// a database's name).
     init(_ pattern: String, _ methods: [HTTPRequest.Method], _ access: Access = .anyone, body: Body = .buffered, _ handler: @escaping Handler) {
+        self.init(pattern, methods, access, body, handler, nil)
+    }
+
+    /// A route into an open database, whose handler gets it.
+    init(_ pattern: String, _ methods: [HTTPRequest.Method], _ access: Access = .member, body: Body = .buffered, _ handler: @escaping DatabaseHandler) {
+        self.init(pattern, methods, access, body, nil, handler)
+    }
+
+    private init(_ pattern: String, _ methods: [HTTPRequest.Method], _ access: Access, _ body: Body, _ handler: Handler?, _ databaseHandler: DatabaseHandler?) {
         self.pattern = pattern
         self.segments = Self.parse(pattern)
         self.methods = methods
         self.access = access
         self.body = body
         self.handler = handler
-        self.databaseHandler = nil
-    }
-
-    /// A route into an open database, whose handler gets it.
-    init(_ pattern: String, _ methods: [HTTPRequest.Method], _ access: Access = .member, body: Body = .buffered, _ handler: @escaping DatabaseHandler) {
-        self.pattern = pattern
-        self.segments = Self.parse(pattern)
-        self.methods = methods
-        self.access = access
-        self.body = body
-        self.handler = nil
-        self.databaseHandler = handler
+        self.databaseHandler = databaseHandler
     }
 
     static func parse(_ pattern: String) -> [Segment] {
