@@ -280,6 +280,9 @@ public final class DocumentDatabase: Sendable {
         try metadata("purged_infos_limit")?.intValue ?? 1000
     }
 
+    /// Sets ``purgedInfosLimit()``.
+    ///
+    /// - Throws: ``DocumentError`` `bad_request` for a limit under 1.
     public func setPurgedInfosLimit(_ limit: Int) throws {
         guard limit > 0 else { throw DocumentError(.badRequest, "`purged_infos_limit` must be positive integer") }
         try setMetadata("purged_infos_limit", .int(limit))
