@@ -155,14 +155,14 @@ struct InProcessClient: Sendable {
         var json: JSON? { try? JSON(parsing: Array(body.readableBytesView)) }
     }
 
-    func send(_ method: HTTPRequest.Method, _ uri: String, json: String? = nil, body: String? = nil, contentType: String? = nil,
+    func send(_ method: HTTPRequest.Method, _ uri: String, json: String? = nil, body: String? = nil, data: Data? = nil, contentType: String? = nil,
               admin: Bool = false, headers: HTTPFields = [:]) async throws -> Answer {
         var headers = headers
         if admin { headers[.authorization] = "Basic " + Data("admin:secret".utf8).base64EncodedString() }
         if json != nil { headers[.contentType] = "application/json" }
         if let contentType { headers[.contentType] = contentType }
-        let bytes = json ?? body
-        let response = try await client.execute(uri: uri, method: method, headers: headers, body: bytes.map { ByteBuffer(string: $0) })
+        let bytes = data ?? (json ?? body).map { Data($0.utf8) }
+        let response = try await client.execute(uri: uri, method: method, headers: headers, body: bytes.map { ByteBuffer(bytes: $0) })
         return Answer(status: response.status, headers: response.headers, body: response.body)
     }
 }

@@ -27,6 +27,12 @@ public struct AttachmentContent: Sendable {
     public var length: Int
     /// The revision depth it was added at.
     public var revpos: Int
+    /// `gzip` when CouchDB keeps it compressed (a compressible type, whose
+    /// digest is of the gzip form); nil when kept as it is. The content
+    /// read is always the attachment itself.
+    public var encoding: String?
+    /// The gzip form's length, with an `encoding`.
+    public var encodedLength: Int?
     private let reader: @Sendable (Int, Int) throws -> Data
 
     init(contentType: String, digest: String, length: Int, revpos: Int, reader: @escaping @Sendable (Int, Int) throws -> Data) {

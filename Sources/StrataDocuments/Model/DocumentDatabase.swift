@@ -416,11 +416,14 @@ public final class DocumentDatabase: Sendable {
         return try writer.read { db in
             let stored = try tables.storedAttachment(db, id: id, name: name, rev: rev)
             let location = try tables.blobLocation(db, digest: stored.digest)
-            return AttachmentContent(
+            var content = AttachmentContent(
                 contentType: stored.contentType, digest: stored.digest, length: location.length, revpos: stored.revpos
             ) { offset, count in
                 try writer.read { db in try tables.readBlob(db, rowID: location.rowID, at: offset, count: count) }
             }
+            content.encoding = stored.encoding
+            content.encodedLength = stored.encodedLength
+            return content
         }
     }
 
@@ -429,41 +432,39 @@ public final class DocumentDatabase: Sendable {
     @discardableResult
     public func putAttachment(id: String, name: String, rev: String?, contentType: String, data: Data, userContext: JSON? = nil) throws -> DocumentWriteResult {
         try putAttachment(id: id, name: name, rev: rev, contentType: contentType, userContext: userContext) { tables, db in
-            try tables.storeBlob(db, data)
+            try tables.storeBlob(db, data, contentType: contentType)
         }
     }
 
     /// Adds or replaces an attachment whose content is the file at `file`,
     /// on the leaf `rev` (nil for a new document): a new revision.
     ///
-    /// The file is read a chunk at a time, twice (for its MD5 digest, then
-    /// into SQLite's incremental BLOB I/O): memory stays bounded whatever
-    /// its size. The file is not changed or removed.
+    /// The file is read a chunk at a time, twice (for its digest, then into
+    /// SQLite's incremental BLOB I/O): memory stays bounded whatever its
+    /// size. The file is not changed or removed.
     ///
     /// - Throws: ``DocumentError`` `conflict` when `rev` is not the leaf,
     ///   what validation refuses, or a Foundation error when the file
     ///   cannot be read.
     @discardableResult
     public func putAttachment(id: String, name: String, rev: String?, contentType: String, contentsOf file: URL, userContext: JSON? = nil) throws -> DocumentWriteResult {
-        let (digest, length) = try Self.digest(ofFile: file)
+        let content = try Self.digest(ofFile: file, contentType: contentType)
         return try putAttachment(id: id, name: name, rev: rev, contentType: contentType, userContext: userContext) { tables, db in
-            try tables.storeBlob(db, contentsOf: file, digest: digest, length: length)
-            return digest
+            try tables.storeBlob(db, contentsOf: file, digest: content.digest, length: content.length)
+            return content
         }
     }
 
-    /// CouchDB's digest (`md5-` and the base64 MD5) and the size of a file,
-    /// read a chunk at a time.
-    static func digest(ofFile file: URL) throws -> (digest: String, length: Int) {
+    /// CouchDB's digest of a file stored as `contentType` (the MD5 of its
+    /// gzip form for a compressible type), read a chunk at a time.
+    static func digest(ofFile file: URL, contentType: String) throws -> AttachmentDigest {
         let handle = try FileHandle(forReadingFrom: file)
         defer { try? handle.close() }
-        var md5 = MD5()
-        var length = 0
+        let builder = AttachmentDigest.Builder(contentType: contentType)
         while let chunk = try handle.read(upToCount: DocumentTables.blobChunk), !chunk.isEmpty {
-            chunk.withUnsafeBytes { md5.update($0) }
-            length += chunk.count
+            builder.update(chunk)
         }
-        return ("md5-" + Data(md5.finish()).base64EncodedString(), length)
+        return builder.finish()
     }
 
     /// The attachment write both forms share: `store` puts the content in
@@ -472,7 +473,7 @@ public final class DocumentDatabase: Sendable {
     /// CouchDB's does).
     private func putAttachment(
         id: String, name: String, rev: String?, contentType: String, userContext: JSON?,
-        store: @escaping (DocumentTables, Database) throws -> String
+        store: @escaping (DocumentTables, Database) throws -> AttachmentDigest
     ) throws -> DocumentWriteResult {
         let tables = self.tables
         let validation = self.validation(userContext)
@@ -485,15 +486,14 @@ public final class DocumentDatabase: Sendable {
             } else {
                 doc = ["_id": .string(id)]
             }
-            let digest = try store(tables, db)
-            var attachments = doc["_attachments"]?.objectValue ?? JSONObject()
-            attachments[name] = .object([
-                "content_type": .string(contentType), "digest": .string(digest),
-                "length": .int(try tables.blobLocation(db, digest: digest).length), "stub": .bool(true),
-            ])
-            doc["_attachments"] = .object(attachments)
+            let content = try store(tables, db)
+            // CouchDB puts the new attachment first, the others after it in
+            // their order (the order goes into the revision id).
+            let others = (doc["_attachments"]?.objectValue ?? JSONObject()).filter { $0.key != name }
+            let stub: JSON = .object(["content_type": .string(contentType), "digest": .string(content.digest), "length": .int(content.length), "stub": .bool(true)])
+            doc["_attachments"] = .object(JSONObject([(name, stub)] + others.map { ($0.key, $0.value) }))
             try validation(db, doc)
-            return try tables.write(db, document: doc, newEdits: true, stored: [name: digest])
+            return try tables.write(db, document: doc, newEdits: true, stored: [name: content])
         }
     }
 

@@ -13,6 +13,16 @@ public struct DocumentReadOptions: Sendable {
     public var localSequence = false
     /// With `rev`: the leaf that descends from it instead.
     public var latest = false
+    /// Each attachment's `encoding` and `encoded_length` in its stub
+    /// (`att_encoding_info=true`).
+    public var attachmentEncodingInfo = false
+    /// With `attachments`: only the attachments added after the newest of
+    /// these revisions that the document descends from come inline, the
+    /// others as stubs (`atts_since`, what a replicator's target has).
+    public var attachmentsSince: [String]?
+    /// The revision depth after which attachments come inline (from
+    /// `attachmentsSince`, for the revision read).
+    var attachmentsAfter = 0
 
     public init(rev: String? = nil, revs: Bool = false, revsInfo: Bool = false, conflicts: Bool = false, deletedConflicts: Bool = false, attachments: Bool = false, localSequence: Bool = false, latest: Bool = false) {
         self.rev = rev

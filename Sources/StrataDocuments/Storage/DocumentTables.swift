@@ -244,7 +244,7 @@ struct DocumentTables: Sendable {
     /// Writes one document; must run inside a transaction.
     /// - Parameter stored: attachments whose content the engine has just
     ///   stored (name → digest), given in `document` as stubs.
-    func write(_ db: Database, document: JSONObject, newEdits: Bool, stored: [String: String] = [:]) throws -> DocumentWriteResult {
+    func write(_ db: Database, document: JSONObject, newEdits: Bool, stored: [String: AttachmentDigest] = [:]) throws -> DocumentWriteResult {
         try DocumentTables.checkStructure(document)
         let id = document["_id"]?.stringValue ?? DocumentTables.newID()
         if id.hasPrefix("_local/") { return try writeLocal(db, document: document) }
@@ -285,10 +285,8 @@ struct DocumentTables: Sendable {
                 parent = nil
             }
             let attachments = try resolveAttachments(db, id: id, document: document, tree: tree, parent: parent, depth: (parent?.depth ?? 0) + 1, stored: stored)
-            var hashed = body
-            if let attachments { hashed["_attachments"] = .object(JSONObject(attachments.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value.stub(withRevpos: false)) })) }
-            let seed = (parent?.description ?? "") + "\n" + (deleted ? "1" : "0") + "\n" + JSON.object(hashed).canonicalText
-            newRev = Revision(depth: (parent?.depth ?? 0) + 1, hash: MD5.hex(Array(seed.utf8)))
+            newRev = Revision(depth: (parent?.depth ?? 0) + 1,
+                              hash: RevisionID.make(deleted: deleted, parent: parent, body: body, attachments: attachments?.revisionInput ?? []))
             if tree.contains(newRev) { throw DocumentError.conflict }
             tree.add(newRev, parent: parent, deleted: deleted)
             try finishWrite(db, id: id, tree: &tree, added: [newRev], newest: newRev, body: body, attachments: attachments, deleted: deleted)
@@ -329,8 +327,7 @@ struct DocumentTables: Sendable {
               let parent = Revision(revText), parent.depth > 0,
               parent.hash.utf8.count != 32 || parent.hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
         else { return nil }
-        let canonical = JSON.object(body).canonicalText
-        let newRev = Revision(depth: parent.depth + 1, hash: MD5.hex(Array((parent.description + "\n0\n" + canonical).utf8)))
+        let newRev = Revision(depth: parent.depth + 1, hash: RevisionID.make(deleted: false, parent: parent, body: body, attachments: []))
         let limit = try meta(db, "revs_limit")?.intValue ?? 1000
         let seq = try updateSequence(db) + 1
         try setMeta(db, "update_seq", .int(seq))
@@ -379,14 +376,14 @@ struct DocumentTables: Sendable {
         return purged.map(\.description)
     }
 
-    private func finishWrite(_ db: Database, id: String, tree: inout RevisionTree, added: [Revision], newest: Revision, body: JSONObject, attachments: [String: StoredAttachment]?, deleted: Bool) throws {
+    private func finishWrite(_ db: Database, id: String, tree: inout RevisionTree, added: [Revision], newest: Revision, body: JSONObject, attachments: StoredAttachments?, deleted: Bool) throws {
         let limit = try meta(db, "revs_limit")?.intValue ?? 1000
         // A tree no larger than the limit has no path longer than it.
         let removed = tree.nodes.count > limit ? tree.stem(limit: limit) : []
         let seq = try updateSequence(db) + 1
         try setMeta(db, "update_seq", .int(seq))
         let bodyText = JSON.object(body).text
-        let attachmentsText = attachments.map { JSON.object(JSONObject($0.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value.json) })).text }
+        let attachmentsText = attachments?.text
         for rev in added.reversed() where tree.contains(rev) {
             let node = tree[rev]!
             let isNewest = rev == newest
@@ -425,54 +422,17 @@ struct DocumentTables: Sendable {
 
     // MARK: attachments
 
-    struct StoredAttachment {
-        var contentType: String
-        var digest: String
-        var length: Int
-        var revpos: Int
-
-        var json: JSON {
-            .object(["content_type": .string(contentType), "digest": .string(digest), "length": .int(length), "revpos": .int(revpos)])
-        }
-
-        func stub(withRevpos: Bool) -> JSON {
-            var o: JSONObject = ["content_type": .string(contentType), "digest": .string(digest), "length": .int(length)]
-            if withRevpos { o["revpos"] = .int(revpos) }
-            o["stub"] = .bool(true)
-            return .object(o)
-        }
-
-        init(contentType: String, digest: String, length: Int, revpos: Int) {
-            self.contentType = contentType
-            self.digest = digest
-            self.length = length
-            self.revpos = revpos
-        }
-
-        init?(_ json: JSON) {
-            guard let o = json.objectValue, let digest = o["digest"]?.stringValue else { return nil }
-            contentType = o["content_type"]?.stringValue ?? "application/octet-stream"
-            self.digest = digest
-            length = o["length"]?.intValue ?? 0
-            revpos = o["revpos"]?.intValue ?? 1
-        }
+    func storedAttachments(_ db: Database, id: String, rev: Revision) throws -> StoredAttachments {
+        guard let text = try String.fetchOne(db, sql: "SELECT attachments FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description]) else { return StoredAttachments() }
+        return StoredAttachments(text: text)
     }
 
-    func storedAttachments(_ db: Database, id: String, rev: Revision) throws -> [String: StoredAttachment] {
-        guard let text = try String.fetchOne(db, sql: "SELECT attachments FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description]) else { return [:] }
-        return DocumentTables.decodeAttachments(text)
-    }
-
-    static func decodeAttachments(_ text: String?) -> [String: StoredAttachment] {
-        guard let text, let o = (try? JSON(parsing: text))?.objectValue else { return [:] }
-        var out: [String: StoredAttachment] = [:]
-        for (name, value) in o { if let a = StoredAttachment(value) { out[name] = a } }
-        return out
-    }
-
-    func storeBlob(_ db: Database, _ data: Data) throws -> String {
-        let digest = "md5-" + Data(MD5.digest(data)).base64EncodedString()
-        try db.execute(sql: "INSERT INTO \(blobs)(digest, data) VALUES (?, ?) ON CONFLICT(digest) DO NOTHING", arguments: [digest, data])
+    /// Stores `data` as the content of an attachment of `contentType`,
+    /// under CouchDB's digest for it (of the gzip form for a compressible
+    /// type).
+    func storeBlob(_ db: Database, _ data: Data, contentType: String) throws -> AttachmentDigest {
+        let digest = AttachmentDigest.of(data, contentType: contentType)
+        try db.execute(sql: "INSERT INTO \(blobs)(digest, data) VALUES (?, ?) ON CONFLICT(digest) DO NOTHING", arguments: [digest.digest, data])
         return digest
     }
 
@@ -541,37 +501,39 @@ struct DocumentTables: Sendable {
     /// The attachments of a revision being written: inline data stored as
     /// blobs, stubs taken from the parent (or, when replicated, any revision
     /// with the same digest).
-    func resolveAttachments(_ db: Database, id: String, document: JSONObject, tree: RevisionTree, parent: Revision?, depth: Int, stored: [String: String] = [:]) throws -> [String: StoredAttachment]? {
+    func resolveAttachments(_ db: Database, id: String, document: JSONObject, tree: RevisionTree, parent: Revision?, depth: Int,
+                            stored: [String: AttachmentDigest] = [:]) throws -> StoredAttachments? {
         guard let value = document["_attachments"] else { return nil }
         guard let given = value.objectValue else { throw DocumentError(.badRequest, "_attachments must be an object") }
         if given.isEmpty { return nil }
-        let parentAttachments = try parent.map { try storedAttachments(db, id: id, rev: $0) } ?? [:]
-        var out: [String: StoredAttachment] = [:]
+        let parentAttachments = try parent.map { try storedAttachments(db, id: id, rev: $0) } ?? StoredAttachments()
+        var out = StoredAttachments()
         for (name, spec) in given {
             // CouchDB keeps names starting with `_` for itself.
             if name.hasPrefix("_") { throw DocumentError(.badRequest, "Attachment name '\(name)' starts with prohibited character '_'") }
             guard let o = spec.objectValue else { throw DocumentError(.badRequest, "attachment \(name) must be an object") }
-            if let digest = stored[name] {
-                out[name] = StoredAttachment(
-                    contentType: o["content_type"]?.stringValue ?? "application/octet-stream",
-                    digest: digest, length: try blobLocation(db, digest: digest).length,
-                    revpos: parentAttachments[name]?.digest == digest ? parentAttachments[name]!.revpos : depth)
+            let contentType = o["content_type"]?.stringValue ?? "application/octet-stream"
+            func revpos(_ digest: String, given: Int?) -> Int {
+                if let previous = parentAttachments[name], previous.digest == digest { return previous.revpos }
+                return given ?? depth
+            }
+            if let content = stored[name] {
+                out.append(name, StoredAttachment(contentType: contentType, content: content, revpos: revpos(content.digest, given: nil)))
             } else if let data = o["data"] {
                 guard let text = data.stringValue, let bytes = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
                     throw DocumentError(.badRequest, "Invalid attachment data for \(name)")
                 }
-                let digest = try storeBlob(db, bytes)
-                out[name] = StoredAttachment(
-                    contentType: o["content_type"]?.stringValue ?? "application/octet-stream",
-                    digest: digest, length: bytes.count,
-                    revpos: parentAttachments[name]?.digest == digest ? parentAttachments[name]!.revpos : (o["revpos"]?.intValue ?? depth))
+                let content = try storeBlob(db, bytes, contentType: contentType)
+                out.append(name, StoredAttachment(contentType: contentType, content: content, revpos: revpos(content.digest, given: o["revpos"]?.intValue)))
             } else if o["stub"]?.boolValue == true || o["follows"]?.boolValue == true {
                 if let existing = parentAttachments[name] {
-                    out[name] = existing
+                    out.append(name, existing)
                 } else if let digest = o["digest"]?.stringValue,
                           try Int.fetchOne(db, sql: "SELECT 1 FROM \(blobs) WHERE digest = ?", arguments: [digest]) != nil {
-                    out[name] = StoredAttachment(contentType: o["content_type"]?.stringValue ?? "application/octet-stream", digest: digest,
-                                                 length: o["length"]?.intValue ?? 0, revpos: o["revpos"]?.intValue ?? depth)
+                    let encoding = o["encoding"]?.stringValue
+                    out.append(name, StoredAttachment(contentType: contentType, digest: digest, length: o["length"]?.intValue ?? 0,
+                                                      revpos: o["revpos"]?.intValue ?? depth, encoding: encoding,
+                                                      encodedLength: encoding == nil ? nil : o["encoded_length"]?.intValue))
                 } else {
                     throw DocumentError(.badRequest, "Invalid attachment stub in \(id) for \(name)")
                 }
@@ -592,7 +554,7 @@ struct DocumentTables: Sendable {
 
     /// The attachment `name` of the winning revision or of `rev`.
     func storedAttachment(_ db: Database, id: String, name: String, rev: String?) throws -> StoredAttachment {
-        let attachments: [String: StoredAttachment]
+        let attachments: StoredAttachments
         if let rev {
             guard let r = Revision(rev) else { throw DocumentError.badRev }
             guard try String.fetchOne(db, sql: "SELECT rev FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev]) != nil else { throw DocumentError.missing }
@@ -600,7 +562,7 @@ struct DocumentTables: Sendable {
         } else {
             guard let row = try Row.fetchOne(db, sql: "SELECT deleted, attachments FROM \(docs) WHERE id = ?", arguments: [id]) else { throw DocumentError.missing }
             if try row[0] as Bool { throw DocumentError.deleted }
-            attachments = DocumentTables.decodeAttachments(try row[1])
+            attachments = StoredAttachments(text: try row[1])
         }
         guard let a = attachments[name] else { throw DocumentError(.notFound, "Document is missing attachment") }
         return a
@@ -610,7 +572,7 @@ struct DocumentTables: Sendable {
 
     func read(_ db: Database, id: String, options: DocumentReadOptions) throws -> JSONObject {
         if id.hasPrefix("_local/") { return try readLocal(db, id: id) }
-        if options.rev == nil, !options.revs, !options.revsInfo, !options.conflicts, !options.deletedConflicts {
+        if options.rev == nil, !options.revs, !options.revsInfo, !options.conflicts, !options.deletedConflicts, options.attachmentsSince == nil {
             // The winner as the documents table keeps it: no tree to load.
             guard let row = try Row.fetchOne(db, sql: "SELECT rev, deleted, body, attachments, seq FROM \(docs) WHERE id = ?", arguments: [id]) else {
                 throw DocumentError.missing
@@ -652,15 +614,15 @@ struct DocumentTables: Sendable {
         var doc: JSONObject = ["_id": .string(id), "_rev": .string(rev)]
         if deleted { doc["_deleted"] = .bool(true) }
         for (k, v) in try JSON(parsing: bodyText).objectValue ?? JSONObject() { doc[k] = v }
-        let attachments = DocumentTables.decodeAttachments(attachmentsText)
+        let attachments = StoredAttachments(text: attachmentsText)
         if !attachments.isEmpty {
             var o = JSONObject()
-            for (name, a) in attachments.sorted(by: { $0.key < $1.key }) {
-                if options.attachments {
+            for (name, a) in attachments {
+                if options.attachments && a.revpos > options.attachmentsAfter {
                     let data = try Data.fetchOne(db, sql: "SELECT data FROM \(blobs) WHERE digest = ?", arguments: [a.digest]) ?? Data()
-                    o[name] = .object(["content_type": .string(a.contentType), "revpos": .int(a.revpos), "digest": .string(a.digest), "data": .string(data.base64EncodedString())])
+                    o[name] = a.inline(data: data, encodingInfo: options.attachmentEncodingInfo)
                 } else {
-                    o[name] = .object(["content_type": .string(a.contentType), "revpos": .int(a.revpos), "digest": .string(a.digest), "length": .int(a.length), "stub": .bool(true)])
+                    o[name] = a.stub(encodingInfo: options.attachmentEncodingInfo)
                 }
             }
             doc["_attachments"] = .object(o)
@@ -673,6 +635,13 @@ struct DocumentTables: Sendable {
         guard let row = try Row.fetchOne(db, sql: "SELECT body, attachments, deleted, seq FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description]),
               let bodyText = try row[0] as String?
         else { throw DocumentError.missing }
+        var options = options
+        if let since = options.attachmentsSince {
+            // CouchDB's find_ancestor_rev_pos: the newest of them on this
+            // revision's path.
+            let known = Set(since.compactMap(Revision.init))
+            options.attachmentsAfter = tree.ancestry(of: rev).first(where: known.contains)?.depth ?? 0
+        }
         var doc = try document(db, id: id, rev: rev.description, deleted: try row[2], body: bodyText, attachments: try row[1], seq: nil, options: options)
         if options.conflicts, rev == tree.winner?.revision {
             let c = tree.conflicts

@@ -87,7 +87,7 @@ package struct MD5 {
         }
     }
 
-    static func digest<S: Sequence>(_ bytes: S) -> [UInt8] where S.Element == UInt8 {
+    package static func digest<S: Sequence>(_ bytes: S) -> [UInt8] where S.Element == UInt8 {
         var md5 = MD5()
         md5.update(bytes)
         return md5.finish()

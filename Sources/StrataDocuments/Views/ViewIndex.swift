@@ -60,14 +60,9 @@ extension DocumentTables {
             if try row[3] as Bool || id.hasPrefix(DocumentTables.designPrefix) { return (id, seq, nil) }
             var doc: JSONObject = ["_id": .string(id), "_rev": .string(try row[2])]
             for (k, v) in try JSON(parsing: try row[4] as String).objectValue ?? JSONObject() { doc[k] = v }
-            let attachments = DocumentTables.decodeAttachments(try row[5])
+            let attachments = StoredAttachments(text: try row[5])
             if !attachments.isEmpty {
-                var o = JSONObject()
-                for (name, a) in attachments.sorted(by: { $0.key < $1.key }) {
-                    o[name] = .object(["content_type": .string(a.contentType), "revpos": .int(a.revpos), "digest": .string(a.digest),
-                                       "length": .int(a.length), "stub": .bool(true)])
-                }
-                doc["_attachments"] = .object(o)
+                doc["_attachments"] = .object(JSONObject(attachments.map { ($0.name, $0.attachment.stub(encodingInfo: false)) }))
             }
             return (id, seq, doc)
         }

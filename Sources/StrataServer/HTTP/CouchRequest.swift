@@ -114,11 +114,37 @@ extension CouchRequest {
     ///
     /// `meta=true` is `revs_info`, `conflicts` and `deleted_conflicts`, as
     /// CouchDB's.
+    ///
+    /// `att_encoding_info` adds each attachment's encoding; `atts_since`
+    /// (revisions) brings the attachments added since inline, as
+    /// `attachments=true` brings them all.
     var readOptions: DocumentReadOptions {
-        let meta = flag("meta")
-        return DocumentReadOptions(rev: query["rev"], revs: flag("revs"), revsInfo: meta || flag("revs_info"), conflicts: meta || flag("conflicts"),
-                                   deletedConflicts: meta || flag("deleted_conflicts"), attachments: flag("attachments"),
-                                   localSequence: flag("local_seq"), latest: flag("latest"))
+        get throws {
+            let meta = flag("meta")
+            var options = DocumentReadOptions(rev: query["rev"], revs: flag("revs"), revsInfo: meta || flag("revs_info"), conflicts: meta || flag("conflicts"),
+                                              deletedConflicts: meta || flag("deleted_conflicts"), attachments: flag("attachments"),
+                                              localSequence: flag("local_seq"), latest: flag("latest"))
+            options.attachmentEncodingInfo = flag("att_encoding_info")
+            if let since = try jsonQuery("atts_since") {
+                guard let revisions = since.arrayValue?.compactMap(\.stringValue) else {
+                    throw DocumentError(.badRequest, "atts_since value must be array of revs.")
+                }
+                options.attachmentsSince = revisions
+                options.attachments = true
+            }
+            return options
+        }
+    }
+
+    /// Whether the client takes `type` (`Accept` missing, or naming it or a
+    /// wildcard), as mochiweb's `accepts_content_type` answers.
+    func accepts(_ type: String) -> Bool {
+        guard let accept = headers[.accept] else { return true }
+        let major = type.split(separator: "/").first.map(String.init) ?? type
+        return accept.split(separator: ",").contains { range in
+            let media = range.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            return media == type || media == "*/*" || media == major + "/*"
+        }
     }
 }
 

@@ -21,9 +21,12 @@ struct AttachmentHandlers: Sendable {
 
     /// Sent a chunk at a time, each read on its own: memory stays bounded
     /// whatever the attachment's size. As CouchDB sends it: the digest as
-    /// ETag (`If-None-Match` with it is 304), `Accept-Ranges: bytes` and a
-    /// single byte range as 206, and `Content-Security-Policy: sandbox`, so
-    /// HTML in an attachment never runs as this server's page.
+    /// ETag (`If-None-Match` with it is 304), `Content-Security-Policy:
+    /// sandbox`, so HTML in an attachment never runs as this server's page;
+    /// an attachment CouchDB keeps gzip-encoded goes `Content-Encoding:
+    /// gzip` to a client that accepts it (the bytes its digest names) and
+    /// takes no range, any other goes as it is with `Accept-Ranges: bytes`
+    /// and a single byte range as 206.
     func read(_ db: DocumentDatabase, _ r: CouchRequest, id: String, name: String) async throws -> HTTPAnswer {
         let rev = r.query["rev"]
         let content = try await offload { try db.attachmentContent(id: id, name: name, rev: rev) }
@@ -34,14 +37,25 @@ struct AttachmentHandlers: Sendable {
             return .notModified(etag: etag)
         }
         headers[.contentType] = content.contentType
-        // CouchDB 1 sent the digest as Content-MD5 too; clients still read
-        // it (couchdb3's get_attachment).
-        headers[.init("Content-MD5")!] = String(content.digest.dropFirst(4))
-        headers[.acceptRanges] = "bytes"
         headers[.contentSecurityPolicy] = "sandbox"
+        let encoded = content.encoding == "gzip"
+        if encoded {
+            headers[.acceptRanges] = "none"
+            if Self.acceptsGzip(r) {
+                headers[.contentEncoding] = "gzip"
+                if let length = content.encodedLength { headers[.contentLength] = String(length) }
+                if r.method == .head { return HTTPAnswer(status: .ok, json: nil, headers: headers, stream: ResponseBody { try await $0.finish(nil) }) }
+                return HTTPAnswer(status: .ok, json: nil, headers: headers, stream: Self.body(content, range: 0..<content.length, gzip: true))
+            }
+        } else {
+            // CouchDB 1 sent the digest as Content-MD5 too; clients still
+            // read it (couchdb3's get_attachment).
+            headers[.init("Content-MD5")!] = String(content.digest.dropFirst(4))
+            headers[.acceptRanges] = "bytes"
+        }
         var status = HTTPResponse.Status.ok
         var range = 0..<content.length
-        if let wanted = r.headers[.range], let asked = Self.byteRange(wanted, length: content.length) {
+        if !encoded, let wanted = r.headers[.range], let asked = Self.byteRange(wanted, length: content.length) {
             guard let asked = asked else {
                 headers[.contentRange] = "bytes */\(content.length)"
                 return HTTPAnswer(status: .rangeNotSatisfiable, json: nil, headers: headers, stream: ResponseBody())
@@ -52,18 +66,33 @@ struct AttachmentHandlers: Sendable {
         }
         headers[.contentLength] = String(range.count)
         if r.method == .head { return HTTPAnswer(status: status, json: nil, headers: headers, stream: ResponseBody(contentLength: range.count) { try await $0.finish(nil) }) }
-        let body = ResponseBody(contentLength: range.count) { [range] writer in
+        return HTTPAnswer(status: status, json: nil, headers: headers, stream: Self.body(content, range: range, gzip: false))
+    }
+
+    /// Whether `Accept-Encoding` takes gzip.
+    static func acceptsGzip(_ r: CouchRequest) -> Bool {
+        (r.headers[.acceptEncoding] ?? "").split(separator: ",").contains { coding in
+            let parts = coding.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            return (parts.first == "gzip" || parts.first == "x-gzip") && !parts.dropFirst().contains("q=0")
+        }
+    }
+
+    /// The content of `range`, read a chunk at a time (gzipped as it goes).
+    static func body(_ content: AttachmentContent, range: Range<Int>, gzip: Bool) -> ResponseBody {
+        ResponseBody(contentLength: gzip ? content.encodedLength : range.count) { writer in
+            let encoder = gzip ? GzipEncoder() : nil
             var offset = range.lowerBound
             while offset < range.upperBound {
                 let start = offset
                 let chunk = try await offload { try content.read(at: start, count: min(256 << 10, range.upperBound - start)) }
                 guard !chunk.isEmpty else { break }
-                try await writer.write(ByteBuffer(bytes: chunk))
+                let bytes = encoder.map { $0.write(chunk) } ?? Array(chunk)
+                if !bytes.isEmpty { try await writer.write(ByteBuffer(bytes: bytes)) }
                 offset += chunk.count
             }
+            if let encoder { try await writer.write(ByteBuffer(bytes: encoder.finish())) }
             try await writer.finish(nil)
         }
-        return HTTPAnswer(status: status, json: nil, headers: headers, stream: body)
     }
 
     /// The one byte range `Range: bytes=…` asks for: nil when the header is

@@ -37,7 +37,7 @@ struct DocumentHandlers: Sendable {
     }
 
     func read(_ db: DocumentDatabase, _ r: CouchRequest, id: String) async throws -> HTTPAnswer {
-        let options = r.readOptions
+        var options = try r.readOptions
         if let openRevs = r.query["open_revs"] {
             let revisions: [String]?
             if openRevs == "all" { revisions = nil } else {
@@ -45,10 +45,14 @@ struct DocumentHandlers: Sendable {
                 revisions = list.compactMap(\.stringValue)
                 guard revisions?.count == list.count else { throw DocumentError(.badRequest, "Invalid rev format") }
             }
-            let results = try await offload { try db.openRevisions(id: id, revisions: revisions, options: options) }
-            if r.headers[.accept]?.contains("multipart/mixed") == true {
-                return Self.multipartMixed(results)
-            }
+            // As CouchDB answers a replicator (multipart/mixed): each
+            // revision with the attachments its target lacks (all of them
+            // without atts_since) following the JSON, encoded as stored.
+            let multipart = r.accepts("multipart/mixed")
+            if multipart { (options.attachments, options.attachmentEncodingInfo) = (true, true) }
+            let asked = options
+            let results = try await offload { try db.openRevisions(id: id, revisions: revisions, options: asked) }
+            if multipart { return try Self.multipartMixed(results) }
             return .json(.array(results.map {
                 switch $0 {
                 case .ok(let doc): return .object(["ok": .object(doc)])
@@ -56,7 +60,16 @@ struct DocumentHandlers: Sendable {
                 }
             }))
         }
-        let doc = try await offload { try db.document(id: id, options: options) }
+        let multipart = options.attachments && r.accepts("multipart/related")
+        if multipart { options.attachmentEncodingInfo = true }
+        let asked = options
+        let doc = try await offload { try db.document(id: id, options: asked) }
+        if multipart, doc["_attachments"]?.objectValue?.contains(where: { $0.value["data"] != nil }) == true {
+            // CouchDB's answer to a client that takes multipart/related: the
+            // attachments' bytes after the JSON, not base64 inside it.
+            let (type, body) = try MultipartRelated.encode(doc, boundary: CouchServer.makeUUID())
+            return HTTPAnswer(status: .ok, json: nil, raw: (type, body))
+        }
         // CouchDB's ETag is the revision, for a document without meta
         // (revs_info, local_seq, conflicts) only.
         guard ["_revs_info", "_local_seq", "_conflicts", "_deleted_conflicts"].allSatisfy({ doc[$0] == nil }) else { return .json(.object(doc)) }
@@ -191,19 +204,25 @@ struct DocumentHandlers: Sendable {
         }
     }
 
-    /// `open_revs` as `multipart/mixed`, a part a revision.
-    static func multipartMixed(_ results: [OpenRevision]) -> HTTPAnswer {
-        let boundary = CouchServer.makeUUID()
-        var body = Data()
+    /// `open_revs` as `multipart/mixed`, a part a revision (a revision with
+    /// attachments to send is itself `multipart/related`), laid out as
+    /// CouchDB's `send_docs_multipart` writes it.
+    static func multipartMixed(_ results: [OpenRevision]) throws -> HTTPAnswer {
+        let outer = CouchServer.makeUUID()
+        var body = Data("--\(outer)".utf8)
         for result in results {
-            body.append(Data("--\(boundary)\r\nContent-Type: application/json\r\n\r\n".utf8))
             switch result {
-            case .ok(let doc): body.append(Data(JSON.object(doc).text.utf8))
-            case .missing(let rev): body.append(Data(JSON.object(["missing": .string(rev)]).text.utf8))
+            case .ok(let doc):
+                let (type, part) = try MultipartRelated.encode(doc, boundary: CouchServer.makeUUID())
+                body += Data("\r\nContent-Type: \(type)\r\n\r\n".utf8)
+                body += part
+            case .missing(let rev):
+                body += Data("\r\nContent-Type: application/json; error=\"true\"\r\n\r\n".utf8)
+                body += Data(JSON.object(["missing": .string(rev)]).text.utf8)
             }
-            body.append(Data("\r\n".utf8))
+            body += Data("\r\n--\(outer)".utf8)
         }
-        body.append(Data("--\(boundary)--".utf8))
-        return HTTPAnswer(status: .ok, json: nil, raw: ("multipart/mixed; boundary=\"\(boundary)\"", body))
+        body += Data("--".utf8)
+        return HTTPAnswer(status: .ok, json: nil, raw: ("multipart/mixed; boundary=\"\(outer)\"", body))
     }
 }
