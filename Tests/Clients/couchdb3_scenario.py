@@ -53,7 +53,11 @@ check([d["_id"] for d in page2["docs"]] == ["b"], "find page 2", page2)
 _, ok, _ = db.put_attachment("a", "greeting.txt", content=b"hello world", content_type="text/plain", rev=db.rev("a"))
 check(ok, "put_attachment")
 attachment = db.get_attachment("a", "greeting.txt")
-check(attachment.content == b"hello world" and attachment.digest == "md5-XrY7u+Ae7tCTyyK7j1rNww==", "get_attachment", attachment)
+check(attachment.content == b"hello world", "get_attachment", attachment)
+# CouchDB's digest of a text attachment: the MD5 of its gzip form (zlib at
+# level 8), which CouchDB keeps; couchdb3 reads Content-MD5, which CouchDB 3
+# does not send for it (nor does strata serve).
+check(db.get("a")["_attachments"]["greeting.txt"]["digest"] == "md5-7mkg+nM0HN26sZkLN8KVSA==", "digest", db.get("a"))
 
 # _security: with members, anonymous readers are refused.
 make_member("voter3", "pw3")
