@@ -227,7 +227,7 @@ final class Deflate {
     private func tally(distance: Int, length: Int) -> Bool {
         symbolDistances.append(UInt16(distance))
         symbolLengths.append(UInt8(length))
-        trees.literalFrequencies[Int(DeflateTables.lengthCode[length]) + 257] += 1
+        trees.literalFrequencies[Int(DeflateTables.lengths.codes[length]) + 257] += 1
         trees.distanceFrequencies[DeflateTables.distanceCode(distance - 1)] += 1
         return symbolDistances.count == Self.symbolLimit
     }

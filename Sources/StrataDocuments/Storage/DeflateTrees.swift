@@ -7,69 +7,48 @@ enum DeflateTables {
     /// The order code-length codes are sent in.
     static let codeLengthOrder: [Int] = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]
 
-    /// The length code (0…28) of a match length less 3 (0…255).
-    static let lengthCode: [UInt8] = {
-        var codes = [UInt8](repeating: 0, count: 256)
-        var length = 0
-        for code in 0..<28 {
-            for _ in 0..<(1 << extraLengthBits[code]) {
-                codes[length] = UInt8(code)
-                length += 1
+    /// A code table: the code of each value, and each code's first value.
+    struct CodeTable {
+        var codes: [UInt8]
+        var bases: [Int] = []
+
+        /// Adds codes `range` in turn, each for `1 << (extraBits[code] -
+        /// shift)` consecutive values from `start`, kept at `codes[offset +
+        /// value]`; each code's base is its first value shifted back.
+        mutating func add(_ range: Range<Int>, extraBits: [Int], start: Int = 0, shift: Int = 0, offset: Int = 0) {
+            var value = start
+            for code in range {
+                bases.append(value << shift)
+                for _ in 0..<(1 << (extraBits[code] - shift)) {
+                    codes[offset + value] = UInt8(code)
+                    value += 1
+                }
             }
         }
-        codes[255] = 28
-        return codes
-    }()
+    }
 
-    static let baseLength: [Int] = {
-        var bases = [Int](repeating: 0, count: 29)
-        var length = 0
-        for code in 0..<28 {
-            bases[code] = length
-            length += 1 << extraLengthBits[code]
-        }
-        bases[28] = 255
-        return bases
+    /// Length codes (0…28) of match lengths less 3 (0…255), and each
+    /// code's first length less 3 (code 28 is 255 alone).
+    static let lengths: CodeTable = {
+        var table = CodeTable(codes: [UInt8](repeating: 0, count: 256))
+        table.add(0..<28, extraBits: extraLengthBits)
+        table.codes[255] = 28
+        table.bases.append(255)
+        return table
     }()
 
     /// zlib's `_dist_code`: distance codes of distances less 1, the first
-    /// 256 directly, the others by their value shifted by 7.
-    static let distanceCodes: [UInt8] = {
-        var codes = [UInt8](repeating: 0, count: 512)
-        var distance = 0
-        for code in 0..<16 {
-            for _ in 0..<(1 << extraDistanceBits[code]) {
-                codes[distance] = UInt8(code)
-                distance += 1
-            }
-        }
-        distance >>= 7
-        for code in 16..<30 {
-            for _ in 0..<(1 << (extraDistanceBits[code] - 7)) {
-                codes[256 + distance] = UInt8(code)
-                distance += 1
-            }
-        }
-        return codes
-    }()
-
-    static let baseDistance: [Int] = {
-        var bases = [Int](repeating: 0, count: 30)
-        var distance = 0
-        for code in 0..<16 {
-            bases[code] = distance
-            distance += 1 << extraDistanceBits[code]
-        }
-        distance >>= 7
-        for code in 16..<30 {
-            bases[code] = distance << 7
-            distance += 1 << (extraDistanceBits[code] - 7)
-        }
-        return bases
+    /// 256 directly, the others at 256 + their value shifted by 7; and each
+    /// code's first distance less 1.
+    static let distances: CodeTable = {
+        var table = CodeTable(codes: [UInt8](repeating: 0, count: 512))
+        table.add(0..<16, extraBits: extraDistanceBits)
+        table.add(16..<30, extraBits: extraDistanceBits, start: 256 >> 7, shift: 7, offset: 256)
+        return table
     }()
 
     static func distanceCode(_ distance: Int) -> Int {
-        Int(distance < 256 ? distanceCodes[distance] : distanceCodes[256 + (distance >> 7)])
+        Int(distance < 256 ? distances.codes[distance] : distances.codes[256 + (distance >> 7)])
     }
 
     /// The fixed literal/length tree's code lengths and codes.
@@ -301,8 +280,11 @@ final class HuffmanBlockWriter {
         tree.code = Self.codes(lengths: tree.length, maxCode: maxCode, counts: lengthCounts)
     }
 
-    /// zlib's scan_tree: the code-length code frequencies of a tree's lengths.
-    private func scan(_ lengths: [Int], maxCode: Int, into codeLengths: inout [Int]) {
+    /// A tree's code lengths in DEFLATE's code-length alphabet, as zlib's
+    /// scan_tree counts and send_tree writes them: each symbol (a length,
+    /// or 16, 17, 18 for a run) with its extra bits.
+    private static func runs(_ lengths: [Int], maxCode: Int) -> [(symbol: Int, extra: Int, extraBits: Int)] {
+        var out: [(symbol: Int, extra: Int, extraBits: Int)] = []
         var previous = -1
         var next = lengths[0]
         var count = 0
@@ -314,14 +296,17 @@ final class HuffmanBlockWriter {
             count += 1
             if count < maxCount && current == next { continue }
             if count < minCount {
-                codeLengths[current] += count
+                out += repeatElement((symbol: current, extra: 0, extraBits: 0), count: count)
             } else if current != 0 {
-                if current != previous { codeLengths[current] += 1 }
-                codeLengths[16] += 1
+                if current != previous {
+                    out.append((current, 0, 0))
+                    count -= 1
+                }
+                out.append((16, count - 3, 2))
             } else if count <= 10 {
-                codeLengths[17] += 1
+                out.append((17, count - 3, 3))
             } else {
-                codeLengths[18] += 1
+                out.append((18, count - 11, 7))
             }
             count = 0
             previous = current
@@ -329,40 +314,7 @@ final class HuffmanBlockWriter {
             else if current == next { (maxCount, minCount) = (6, 3) }
             else { (maxCount, minCount) = (7, 4) }
         }
-    }
-
-    /// zlib's send_tree: a tree's lengths, in the code-length codes.
-    private func send(_ lengths: [Int], maxCode: Int, codeLengthTree: Tree) {
-        var previous = -1
-        var next = lengths[0]
-        var count = 0
-        var maxCount = 7, minCount = 4
-        if next == 0 { (maxCount, minCount) = (138, 3) }
-        func code(_ symbol: Int) { bits.write(codeLengthTree.code[symbol], bits: codeLengthTree.length[symbol]) }
-        for n in 0...maxCode {
-            let current = next
-            next = n + 1 <= maxCode ? lengths[n + 1] : 0xFFFF
-            count += 1
-            if count < maxCount && current == next { continue }
-            if count < minCount {
-                repeat { code(current); count -= 1 } while count != 0
-            } else if current != 0 {
-                if current != previous { code(current); count -= 1 }
-                code(16)
-                bits.write(count - 3, bits: 2)
-            } else if count <= 10 {
-                code(17)
-                bits.write(count - 3, bits: 3)
-            } else {
-                code(18)
-                bits.write(count - 11, bits: 7)
-            }
-            count = 0
-            previous = current
-            if next == 0 { (maxCount, minCount) = (138, 3) }
-            else if current == next { (maxCount, minCount) = (6, 3) }
-            else { (maxCount, minCount) = (7, 4) }
-        }
+        return out
     }
 
     /// zlib's _tr_flush_block, then a fresh block's frequencies.
@@ -376,8 +328,9 @@ final class HuffmanBlockWriter {
         build(&distanceTree, elements: 30, staticLengths: DeflateTables.fixedDistanceLengths, extraBits: DeflateTables.extraDistanceBits,
               extraBase: 0, maxLength: 15)
         var codeLengthFrequencies = [Int](repeating: 0, count: 19)
-        scan(literals.length, maxCode: literals.maxCode, into: &codeLengthFrequencies)
-        scan(distanceTree.length, maxCode: distanceTree.maxCode, into: &codeLengthFrequencies)
+        let literalRuns = Self.runs(literals.length, maxCode: literals.maxCode)
+        let distanceRuns = Self.runs(distanceTree.length, maxCode: distanceTree.maxCode)
+        for run in literalRuns + distanceRuns { codeLengthFrequencies[run.symbol] += 1 }
         var codeLengthTree = Tree(frequencies: codeLengthFrequencies, nodes: 2 * 19 + 1)
         build(&codeLengthTree, elements: 19, staticLengths: nil, extraBits: DeflateTables.extraCodeLengthBits, extraBase: 0, maxLength: 7)
         var maxIndex = 18
@@ -405,8 +358,10 @@ final class HuffmanBlockWriter {
             bits.write(distanceCount - 1, bits: 5)
             bits.write(maxIndex + 1 - 4, bits: 4)
             for rank in 0...maxIndex { bits.write(codeLengthTree.length[DeflateTables.codeLengthOrder[rank]], bits: 3) }
-            send(literals.length, maxCode: literals.maxCode, codeLengthTree: codeLengthTree)
-            send(distanceTree.length, maxCode: distanceTree.maxCode, codeLengthTree: codeLengthTree)
+            for run in literalRuns + distanceRuns {
+                bits.write(codeLengthTree.code[run.symbol], bits: codeLengthTree.length[run.symbol])
+                if run.extraBits > 0 { bits.write(run.extra, bits: run.extraBits) }
+            }
             compress(distances, lengths, literalCodes: literals.code, literalLengths: literals.length,
                      distanceCodes: distanceTree.code, distanceLengths: distanceTree.length)
         }
@@ -426,15 +381,15 @@ final class HuffmanBlockWriter {
                 bits.write(literalCodes[value], bits: literalLengths[value])
                 continue
             }
-            let code = Int(DeflateTables.lengthCode[value])
+            let code = Int(DeflateTables.lengths.codes[value])
             bits.write(literalCodes[code + 257], bits: literalLengths[code + 257])
             let extra = DeflateTables.extraLengthBits[code]
-            if extra != 0 { bits.write(value - DeflateTables.baseLength[code], bits: extra) }
+            if extra != 0 { bits.write(value - DeflateTables.lengths.bases[code], bits: extra) }
             let d = distance - 1
             let dCode = DeflateTables.distanceCode(d)
             bits.write(distanceCodes[dCode], bits: distanceLengths[dCode])
             let dExtra = DeflateTables.extraDistanceBits[dCode]
-            if dExtra != 0 { bits.write(d - DeflateTables.baseDistance[dCode], bits: dExtra) }
+            if dExtra != 0 { bits.write(d - DeflateTables.distances.bases[dCode], bits: dExtra) }
         }
         bits.write(literalCodes[256], bits: literalLengths[256])
     }

@@ -252,10 +252,10 @@ struct Inflater {
             if symbol == 256 { return }
             let code = symbol - 257
             guard code < 29 else { throw Self.corrupt("an invalid length") }
-            let length = DeflateTables.baseLength[code] + 3 + (try bits(DeflateTables.extraLengthBits[code]))
+            let length = DeflateTables.lengths.bases[code] + 3 + (try bits(DeflateTables.extraLengthBits[code]))
             let distanceCode = try decode(distance)
             guard distanceCode < 30 else { throw Self.corrupt("an invalid distance") }
-            let back = DeflateTables.baseDistance[distanceCode] + 1 + (try bits(DeflateTables.extraDistanceBits[distanceCode]))
+            let back = DeflateTables.distances.bases[distanceCode] + 1 + (try bits(DeflateTables.extraDistanceBits[distanceCode]))
             guard back <= output.count else { throw Self.corrupt("a distance too far back") }
             guard output.count + length <= limit else { throw Self.tooLarge(limit) }
             let start = output.count - back
