@@ -108,6 +108,19 @@ let queryServerScript = #"""
     return ddoc.__compiled[key];
   }
 
+  // What a request that raised answers.
+  function errorAnswer(e) {
+    if (e && typeof e === 'object' && (e.forbidden !== undefined || e.unauthorized !== undefined)) {
+      return e.forbidden !== undefined ? { forbidden: String(e.forbidden) } : { unauthorized: String(e.unauthorized) };
+    } else if (e && typeof e === 'object' && typeof e.error === 'string') {
+      return ['error', e.error, String(e.reason === undefined ? '' : e.reason)];
+    } else if (Object.prototype.toString.call(e) === '[object Array]' && e[0] === 'error' && typeof e[1] === 'string') {
+      // CouchDB's form for a function's own error: throw(['error', name, reason]).
+      return ['error', e[1], String(e[2] === undefined ? '' : e[2])];
+    }
+    return ['error', 'render_error', String(e)];
+  }
+
   function reduceWith(sources, keys, values, rereduce) {
     var out = [];
     for (var i = 0; i < sources.length; i++) {
@@ -148,6 +161,25 @@ let queryServerScript = #"""
       return reduceWith(sources, keys, values, false);
     },
     rereduce: function (sources, values) { return reduceWith(sources, null, values, true); },
+    // Beyond CouchDB's protocol: one reduce function over many batches (of
+    // [key, value] pairs, or of values to rereduce) in one line, each
+    // batch's [true, result] or its error apart.
+    reduce_many: function (source, rereduce, batches) {
+      var f = compile(source, null), out = [];
+      for (var i = 0; i < batches.length; i++) {
+        try {
+          var keys = null, values = batches[i];
+          if (!rereduce) {
+            keys = []; values = [];
+            for (var j = 0; j < batches[i].length; j++) { keys.push(batches[i][j][0]); values.push(batches[i][j][1]); }
+          }
+          out.push([true, f(keys, values, rereduce)]);
+        } catch (e) {
+          out.push(errorAnswer(e));
+        }
+      }
+      return out;
+    },
     ddoc: function () {
       var args = Array.prototype.slice.call(arguments);
       if (args[0] === 'new') { ddocs[args[1]] = args[2]; return true; }
@@ -211,16 +243,7 @@ let queryServerScript = #"""
       result = command.apply(null, request.slice(1));
     } catch (e) {
       emitted = null;
-      if (e && typeof e === 'object' && (e.forbidden !== undefined || e.unauthorized !== undefined)) {
-        result = e.forbidden !== undefined ? { forbidden: String(e.forbidden) } : { unauthorized: String(e.unauthorized) };
-      } else if (e && typeof e === 'object' && typeof e.error === 'string') {
-        result = ['error', e.error, String(e.reason === undefined ? '' : e.reason)];
-      } else if (Object.prototype.toString.call(e) === '[object Array]' && e[0] === 'error' && typeof e[1] === 'string') {
-        // CouchDB's form for a function's own error: throw(['error', name, reason]).
-        result = ['error', e[1], String(e[2] === undefined ? '' : e[2])];
-      } else {
-        result = ['error', 'render_error', String(e)];
-      }
+      result = errorAnswer(e);
     }
     var text;
     try {

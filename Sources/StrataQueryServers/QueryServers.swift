@@ -198,6 +198,28 @@ public final class QueryServers: DesignFunctionRunner, Sendable {
         return result
     }
 
+    /// Runs a JavaScript reduce function on many batches in one exchange
+    /// (`reduce_many`, beyond CouchDB's protocol): the function compiled
+    /// once, each batch's result or error apart.
+    public func reduce(tenant: String, source: String, batches: [ReduceBatch], rereduce: Bool) throws -> [Result<JSON, DocumentError>] {
+        guard !batches.isEmpty else { return [] }
+        let inputs: [JSON] = batches.map { batch in
+            guard !rereduce else { return .array(batch.values) }
+            return .array(zip(batch.keys ?? [], batch.values).map { JSON.array([$0, $1]) })
+        }
+        let answer = try exchange(tenant: tenant, [.array([.string("reduce_many"), .string(source), .bool(rereduce), .array(inputs)])])
+        guard let results = answer.arrayValue, results.count == batches.count else {
+            throw DocumentError(status: 500, error: "os_process_error", reason: "the query server's reduce_many answer does not match the batches")
+        }
+        return results.map { result in
+            let parts = result.arrayValue ?? []
+            if parts.count == 2, parts[0] == .bool(true) { return .success(parts[1]) }
+            let name = parts.count > 1 ? parts[1].stringValue ?? "unknown_error" : "reduce_error"
+            let reason = parts.count > 2 ? parts[2].stringValue ?? "" : "the reduce function's answer is not [true, value]"
+            return .failure(DocumentError(status: 500, error: name, reason: reason))
+        }
+    }
+
     /// Stops a process that failed a call.
     private func retire(_ process: QueryProcess) {
         busy.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(process)) }

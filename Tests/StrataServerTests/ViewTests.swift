@@ -233,6 +233,60 @@ import Testing
         #expect(grouped?.text == #"{"rows":[{"key":["t0"],"value":\#(evens)},{"key":["t1"],"value":\#((0..<2500).reduce(0, +) - evens)}]}"#)
     }
 
+    /// A JavaScript reduce's stored reductions (made a few hundred blocks a
+    /// call to the query server) answer as the built-in `_sum` over the same
+    /// rows, through edits and deletions; the function's own error is kept
+    /// where its row is, answered by the queries that reach that row only.
+    @Test func javaScriptReductionsAreStoredAndMended() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let admin = "admin:secret"
+        #expect(try await server.send("PUT", "/jsred", user: admin).0 == 201)
+        let docs = (0..<3000).map { #"{"_id":"d\#($0)","g":\#($0 % 7),"n":\#($0 % 13 == 5 ? 1 : $0)}"# }
+        #expect(try await server.send("POST", "/jsred/_bulk_docs", json: #"{"docs":[\#(docs.joined(separator: ","))]}"#).0 == 201)
+        let design = #"""
+            {"views":{
+              "js":{"map":"function(doc) { emit([doc.g, doc.n], doc.n); }",
+                    "reduce":"function(keys, values, rereduce) { if (!rereduce && values.indexOf(-13) >= 0) throw({error: 'unlucky', reason: 'thirteen'}); return sum(values); }"},
+              "sum":{"map":"function(doc) { emit([doc.g, doc.n], doc.n); }", "reduce":"_sum"}}}
+            """#
+        #expect(try await server.send("PUT", "/jsred/_design/v", json: design, user: admin).0 == 201)
+        let queries = ["", "?group_level=1", "?group=true&limit=20", "?group=true&descending=true&limit=15&skip=3",
+                       "?startkey=%5B2%5D&endkey=%5B4%2C%7B%7D%5D", "?startkey=%5B5%2C100%5D&endkey=%5B2%2C5%5D&descending=true&group_level=1",
+                       "?startkey=%5B1%2C50%5D&endkey=%5B1%2C1000%5D&inclusive_end=false"]
+        func expectSameAsSum(_ note: String) async throws {
+            for query in queries {
+                let (status, js) = try await server.send("GET", "/jsred/_design/v/_view/js" + query)
+                let (_, sum) = try await server.send("GET", "/jsred/_design/v/_view/sum" + query)
+                #expect(status == 200 && js == sum && !rows(sum).isEmpty, "\(note): \(query)")
+            }
+        }
+        try await expectSameAsSum("built")
+        // Edits (one of them the value the function refuses) and deletions.
+        let (_, listing) = try await server.send("GET", "/jsred/_all_docs?limit=40")
+        var edits: [String] = []
+        for (i, row) in rows(listing).enumerated() {
+            let id = row["id"]?.stringValue ?? "", rev = row["value"]?["rev"]?.stringValue ?? ""
+            if i % 4 == 0 {
+                edits.append(#"{"_id":"\#(id)","_rev":"\#(rev)","_deleted":true}"#)
+            } else {
+                edits.append(#"{"_id":"\#(id)","_rev":"\#(rev)","g":3,"n":\#(i == 9 ? -13 : i * 1000)}"#)
+            }
+        }
+        #expect(try await server.send("POST", "/jsred/_bulk_docs", json: #"{"docs":[\#(edits.joined(separator: ","))]}"#).0 == 201)
+        let (status, refused) = try await server.send("GET", "/jsred/_design/v/_view/js")
+        #expect(status == 500 && refused?["error"] == "unlucky" && refused?["reason"] == "thirteen")
+        // Groups and ranges that do not reach the row answer.
+        let (_, groups) = try await server.send("GET", "/jsred/_design/v/_view/js?group_level=1&endkey=%5B2%2C%7B%7D%5D")
+        let (_, sums) = try await server.send("GET", "/jsred/_design/v/_view/sum?group_level=1&endkey=%5B2%2C%7B%7D%5D")
+        #expect(groups == sums && rows(groups).count == 3)
+        // Mended away.
+        let (_, nine) = try await server.send("GET", "/jsred/" + (rows(listing)[9]["id"]?.stringValue ?? ""))
+        #expect(try await server.send("PUT", "/jsred/" + (rows(listing)[9]["id"]?.stringValue ?? ""),
+                                      json: #"{"_rev":"\#(nine?["_rev"]?.stringValue ?? "")","g":3,"n":13}"#).0 == 201)
+        try await expectSameAsSum("edited")
+    }
+
     @Test func showAndListFunctionsRender() async throws {
         let server = try await RunningServer.start()
         defer { server.stop() }

@@ -63,6 +63,7 @@ extension DocumentDatabase {
         var names: [String] = []
         var maps: [String] = []
         var reduces: [String: ViewReduce] = [:]
+        var reduceBatches: [String: ViewReduceBatches] = [:]
         for (name, definition) in definitions.sorted(by: { $0.key < $1.key }) where name != "lib" {
             guard let map = definition["map"]?.stringValue else { continue }
             names.append(name)
@@ -77,6 +78,9 @@ extension DocumentDatabase {
                     reduces[name] = .function { keys, values, rereduce in
                         try runner.reduce(tenant: tenant, source: reduce, keys: keys, values: values, rereduce: rereduce)
                     }
+                    reduceBatches[name] = { batches, rereduce in
+                        try runner.reduce(tenant: tenant, source: reduce, batches: batches, rereduce: rereduce)
+                    }
                 }
             }
         }
@@ -88,10 +92,12 @@ extension DocumentDatabase {
         signed["options"] = ddoc["options"] ?? .null
         let signature = MD5.hex(Array(JSON.object(signed).canonicalText.utf8))
         let sources = maps
-        return ViewGroup(design: id, signature: signature, views: names, reduces: reduces) { documents in
+        var group = ViewGroup(design: id, signature: signature, views: names, reduces: reduces) { documents in
             guard let runner else { throw Self.noRunner("views") }
             return try runner.map(tenant: tenant, functions: sources, lib: lib, documents: documents)
         }
+        group.reduceBatches = reduceBatches
+        return group
     }
 
     /// Queries the view `view` of a design (Swift or stored JavaScript),

@@ -29,6 +29,12 @@ public protocol DesignFunctionRunner: Sendable {
     /// and their values, or (`rereduce`) on earlier reductions.
     func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON
 
+    /// Runs the JavaScript reduce function `source` on many batches at once
+    /// (what a view's stored reductions are made of): for each batch, its
+    /// result or the function's own error. Throws only a failure that is
+    /// not the function's (the query server gone, a time limit).
+    func reduce(tenant: String, source: String, batches: [ReduceBatch], rereduce: Bool) throws -> [Result<JSON, DocumentError>]
+
     /// Compiles the JavaScript function `source` without running it, as
     /// CouchDB compiles a design document's views when it is written
     /// (`couch_query_servers:try_compile`): throws `compilation_error`
@@ -49,6 +55,17 @@ extension DesignFunctionRunner {
     /// A runner of validations and updates only: views need reduce functions.
     public func reduce(tenant: String, source: String, keys: [JSON]?, values: [JSON], rereduce: Bool) throws -> JSON {
         throw DocumentError(.osProcessError, "this database's DesignFunctionRunner runs no JavaScript reduce functions")
+    }
+
+    /// One ``reduce(tenant:source:keys:values:rereduce:)`` a batch.
+    public func reduce(tenant: String, source: String, batches: [ReduceBatch], rereduce: Bool) throws -> [Result<JSON, DocumentError>] {
+        try batches.map { batch in
+            do {
+                return .success(try reduce(tenant: tenant, source: source, keys: batch.keys, values: batch.values, rereduce: rereduce))
+            } catch let error as DocumentError where error.error != DocumentError.Kind.osProcessError.rawValue {
+                return .failure(error)
+            }
+        }
     }
 }
 

@@ -365,6 +365,9 @@ struct DocumentTables: Sendable {
             try db.execute(sql: "DELETE FROM \(docs) WHERE id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM \(revs) WHERE doc = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM \(viewRows) WHERE doc = ?", arguments: [id])
+            // The stored reductions no longer match the rows: made again
+            // when the views are next brought up to date.
+            try db.execute(sql: "DELETE FROM \(viewReduced)")
             return purged.map(\.description)
         }
         try db.execute(sql: "DELETE FROM \(revs) WHERE doc = ? AND rev IN (SELECT value FROM json_each(?))",

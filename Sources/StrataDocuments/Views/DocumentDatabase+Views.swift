@@ -8,14 +8,34 @@ extension DocumentDatabase {
     /// Brings the index of `group` up to date with the database: only the
     /// documents changed since it was last brought up to date are mapped
     /// again. Answers the sequence it is now up to date with.
+    ///
+    /// The stored reductions of its reduce views (``ReductionTree``) are
+    /// mended block by block in the same transactions when few documents
+    /// changed, and made again from the rows in one pass when many did (a
+    /// new index).
     @discardableResult
     public func updateViewIndex(_ group: ViewGroup) throws -> Int {
         let tables = self.tables
+        let reduceViews = group.views.indices.compactMap { i in
+            group.reduces[group.views[i]].map { (position: i, reduce: $0, batches: group.reduceBatches[group.views[i]]) }
+        }
         return try viewLocks.withLock(group.design) {
             var (groupID, seq) = try writer.write { db in try tables.prepareGroup(db, group) }
+            var mend = false
+            if !reduceViews.isEmpty, seq > 0 {
+                let (id, from) = (groupID, seq)
+                mend = try writer.read { db in
+                    guard try tables.reductionsAreCurrent(db, group: id, seq: from) else { return false }
+                    let pending = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(tables.docs) WHERE seq > ?", arguments: [from]) ?? 0
+                    let rows = try reduceViews.map {
+                        try ReductionTree(db, tables, view: DocumentTables.viewID(group: id, position: $0.position), reduce: $0.reduce).rowCount()
+                    }.min() ?? 0
+                    return pending * DocumentDatabase.mendingRatio <= rows
+                }
+            }
             while true {
                 let changed = try writer.read { db in try tables.changedForViews(db, since: seq, limit: DocumentDatabase.viewBatchSize) }
-                guard let last = changed.last else { return seq }
+                guard let last = changed.last else { break }
                 let toMap = changed.compactMap(\.doc)
                 let mapped = toMap.isEmpty ? [] : try group.map(toMap)
                 guard mapped.count == toMap.count else {
@@ -28,29 +48,111 @@ extension DocumentDatabase {
                           try row[0] as Int == groupID, try row[1] as Int == from
                     else {
                         (groupID, seq) = try tables.prepareGroup(db, group)
+                        mend = false
                         return
                     }
                     let low = DocumentTables.viewID(group: groupID, position: 0)
                     let high = DocumentTables.viewID(group: groupID + 1, position: 0)
+                    let reduced = Set(reduceViews.map { DocumentTables.viewID(group: groupID, position: $0.position) })
+                    let mending = try mend && tables.reductionsAreCurrent(db, group: groupID, seq: from)
+                    // The positions of the rows that went or came, per reduce view.
+                    var moved: [Int: Set<ViewPosition>] = [:]
                     let delete = "DELETE FROM \(tables.viewRows) WHERE doc = ? AND view >= ? AND view < ?"
                     let insert = "INSERT INTO \(tables.viewRows)(view, sortkey, doc, key, value) VALUES (?, ?, ?, ?, ?)"
                     var position = 0
                     for change in changed {
-                        if from > 0 { try db.execute(sql: delete, arguments: [change.id, low, high]) }
+                        if from > 0 {
+                            if mending {
+                                for gone in try Row.fetchAll(db, sql: delete + " RETURNING view, sortkey", arguments: [change.id, low, high]) {
+                                    let view: Int = try gone[0]
+                                    if reduced.contains(view) {
+                                        moved[view, default: []].insert(ViewPosition(sortKey: [UInt8](try gone[1] as Data), doc: change.id))
+                                    }
+                                }
+                            } else {
+                                try db.execute(sql: delete, arguments: [change.id, low, high])
+                            }
+                        }
                         guard change.doc != nil else { continue }
                         let perView = mapped[position]
                         position += 1
                         for (index, rows) in perView.enumerated() where index < group.views.count {
                             let view = DocumentTables.viewID(group: groupID, position: index)
                             for row in rows {
-                                try db.execute(sql: insert, arguments: [view, Data(row.key.viewSortKey), change.id, row.key.text, row.value.text])
+                                let sortKey = row.key.viewSortKey
+                                try db.execute(sql: insert, arguments: [view, Data(sortKey), change.id, row.key.text, row.value.text])
+                                if mending, reduced.contains(view) {
+                                    moved[view, default: []].insert(ViewPosition(sortKey: sortKey, doc: change.id))
+                                }
                             }
+                        }
+                    }
+                    if mending {
+                        do {
+                            for view in reduced.sorted() {
+                                guard let positions = moved[view], !positions.isEmpty else { continue }
+                                let reduce = reduceViews.first { DocumentTables.viewID(group: groupID, position: $0.position) == view }!
+                                try ReductionTree(db, tables, view: view, reduce: reduce.reduce, batches: reduce.batches).update(changed: positions)
+                            }
+                            try db.execute(sql: "UPDATE \(tables.viewReduced) SET seq = ? WHERE grp = ?", arguments: [last.seq, groupID])
+                        } catch let error where ReductionTree.isTransient(error) {
+                            // Given up here; made again from the rows below.
+                            mend = false
                         }
                     }
                     try db.execute(sql: "UPDATE \(tables.viewGroups) SET seq = ? WHERE id = ?", arguments: [last.seq, groupID])
                     seq = last.seq
                 }
             }
+            if !reduceViews.isEmpty {
+                try refreshReductions(groupID: groupID, seq: seq, views: reduceViews)
+            }
+            return seq
+        }
+    }
+
+    /// Mending the stored reductions costs about this many times as much a
+    /// changed document as making them again costs a row.
+    static let mendingRatio = 32
+
+    /// Makes the stored reductions of a group's reduce views again from
+    /// their rows, unless they are current with the index at `seq` (or
+    /// making them failed at `seq` for a reason outside the rows: queries
+    /// then reduce the rows themselves). The blocks are made in a read
+    /// transaction and written in a short write transaction.
+    func refreshReductions(groupID: Int, seq: Int, views: [(position: Int, reduce: ViewReduce, batches: ViewReduceBatches?)]) throws {
+        let tables = self.tables
+        let state = try writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT seq, tried FROM \(tables.viewReduced) WHERE grp = ?", arguments: [groupID])
+                .map { (seq: try $0[0] as Int, tried: try $0[1] as Int) }
+        }
+        if let state, state.seq == seq || state.tried == seq { return }
+        func indexed(_ db: Database) throws -> Bool {
+            try Int.fetchOne(db, sql: "SELECT seq FROM \(tables.viewGroups) WHERE id = ?", arguments: [groupID]) == seq
+        }
+        let built: [(view: Int, blocks: [(level: Int, block: ReductionBlock)])]?
+        do {
+            built = try writer.read { db in
+                guard try indexed(db) else { return nil }
+                return try views.map {
+                    let view = DocumentTables.viewID(group: groupID, position: $0.position)
+                    return (view, try ReductionTree(db, tables, view: view, reduce: $0.reduce, batches: $0.batches).build())
+                }
+            }
+        } catch let error where ReductionTree.isTransient(error) {
+            try writer.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO \(tables.viewReduced)(grp, seq, tried) VALUES (?, -1, ?)", arguments: [groupID, seq])
+            }
+            return
+        }
+        guard let built else { return }
+        try writer.write { db in
+            guard try indexed(db) else { return }
+            for (view, blocks) in built {
+                let reduce = views.first { DocumentTables.viewID(group: groupID, position: $0.position) == view }!.reduce
+                try ReductionTree(db, tables, view: view, reduce: reduce).replace(with: blocks)
+            }
+            try db.execute(sql: "INSERT OR REPLACE INTO \(tables.viewReduced)(grp, seq, tried) VALUES (?, ?, -1)", arguments: [groupID, seq])
         }
     }
 
@@ -99,9 +201,16 @@ extension DocumentDatabase {
             }
             let viewID = DocumentTables.viewID(group: try row[0], position: position)
             let seq: Int = try row[2]
-            var result = reducing
-                ? try tables.reducedRows(db, view: viewID, reduce: reduce!, options: options)
-                : try tables.mapRows(db, view: viewID, options: options)
+            var result: ViewResult
+            if !reducing {
+                result = try tables.mapRows(db, view: viewID, options: options)
+            } else if try tables.reductionsAreCurrent(db, group: try row[0], seq: seq) {
+                result = try tables.storedReducedRows(db, view: viewID, reduce: reduce!, options: options)
+            } else {
+                // Stored reductions not made (update=false, or a query
+                // server that failed): every row reduced.
+                result = try tables.reducedRows(db, view: viewID, reduce: reduce!, options: options)
+            }
             if options.updateSeq { result.updateSequence = indexedSeq ?? seq }
             return result
         }

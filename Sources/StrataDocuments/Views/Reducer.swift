@@ -1,19 +1,30 @@
 import Foundation
 import Strata
 
-/// Reduces one group's rows as they stream by: built-ins keep running
-/// totals; a function is called on batches of rows, then once more over
-/// the batches' results (a rereduce), as CouchDB reduces B-tree nodes.
+/// Reduces one group's rows as they stream by, and the stored reductions of
+/// whole blocks of rows (``ReductionTree``): built-ins keep running totals;
+/// a function is called on batches of rows, then once more over the
+/// batches' and blocks' results (a rereduce), as CouchDB reduces B-tree
+/// nodes.
 final class Reducer {
     let reduce: ViewReduce
+    /// Whether rows and blocks come in descending order (what
+    /// `_approx_count_distinct` compares with the one before).
+    let descending: Bool
     var count = 0
     var sum: JSON?
     var stats: [Stats] = []
     var statsIsArray = false
-    var distinct = Set<Data>()
+    /// The distinct keys counted so far, and the sort key at the edge the
+    /// next row or block meets.
+    var distinct = 0
+    var edge: [UInt8]?
     var keys: [JSON] = []
     var values: [JSON] = []
     var partials: [JSON] = []
+    /// A function's or a built-in's own error met on the way, answered by
+    /// ``result()`` (a stored block keeps it, as a value does).
+    var failure: DocumentError?
     static let batch = 1000
 
     struct Stats {
@@ -21,21 +32,45 @@ final class Reducer {
         mutating func add(_ x: Double) {
             sum += x; count += 1; min = Swift.min(min, x); max = Swift.max(max, x); sumsqr += x * x
         }
+        mutating func merge(_ other: Stats) {
+            sum += other.sum; count += other.count; min = Swift.min(min, other.min); max = Swift.max(max, other.max); sumsqr += other.sumsqr
+        }
         var json: JSON {
             .object(["sum": Reducer.number(sum), "count": Reducer.number(count), "min": Reducer.number(min),
                      "max": Reducer.number(max), "sumsqr": Reducer.number(sumsqr)])
         }
     }
 
-    init(_ reduce: ViewReduce) { self.reduce = reduce }
+    init(_ reduce: ViewReduce, descending: Bool = false) {
+        self.reduce = reduce
+        self.descending = descending
+    }
 
-    func add(key: JSON, id: String, value: JSON, sortKey: Data) throws {
+    /// Whether rows' keys are read (a function gets them).
+    var needsKeys: Bool {
+        if case .function = reduce { return true }
+        return false
+    }
+
+    /// Whether rows' values are read (`_count` and `_approx_count_distinct`
+    /// need none).
+    var needsValues: Bool {
+        switch reduce {
+        case .count, .approxCountDistinct: return false
+        default: return true
+        }
+    }
+
+    func add(key: JSON, id: String, value: JSON, sortKey: [UInt8]) throws {
+        guard failure == nil else { return }
         count += 1
         switch reduce {
         case .count: break
         case .sum: sum = try sum.map { try Reducer.add($0, value) } ?? Reducer.checkedSummand(value)
         case .stats: try addStats(value)
-        case .approxCountDistinct: distinct.insert(sortKey)
+        case .approxCountDistinct:
+            if edge != sortKey { distinct += 1 }
+            edge = sortKey
         case .function(let f):
             keys.append(.array([key, .string(id)]))
             values.append(value)
@@ -47,14 +82,58 @@ final class Reducer {
         }
     }
 
+    /// Adds a block's stored reduction (``partial()`` of its rows): `rows`
+    /// rows whose sort keys run from `first` to `last`.
+    func add(reduction: JSON, rows: Int, first: [UInt8], last: [UInt8]) throws {
+        guard failure == nil else { return }
+        count += rows
+        switch reduce {
+        case .count: break
+        case .sum: sum = try sum.map { try Reducer.add($0, reduction) } ?? reduction
+        case .stats: mergeStats(reduction)
+        case .approxCountDistinct:
+            let (near, far) = descending ? (last, first) : (first, last)
+            distinct += (reduction.intValue ?? 0) - (edge == near ? 1 : 0)
+            edge = far
+        case .function(let f):
+            if !values.isEmpty {
+                partials.append(try f(keys, values, false))
+                keys.removeAll(keepingCapacity: true)
+                values.removeAll(keepingCapacity: true)
+            }
+            partials.append(reduction)
+        }
+    }
+
+    /// Records a failure (the first one is kept).
+    func fail(_ error: DocumentError) {
+        if failure == nil { failure = error }
+    }
+
+    /// What a block stores of its rows: a value further blocks and rows
+    /// combine with (the result, except for `_stats`, which keeps its
+    /// running totals, and `_approx_count_distinct`, its count).
+    func partial() throws -> JSON {
+        if let failure { throw failure }
+        switch reduce {
+        case .stats:
+            func n(_ d: Double) -> JSON { d.isFinite ? Reducer.number(d) : .null }
+            return .object(["a": .bool(statsIsArray),
+                            "s": .array(stats.map { .array([n($0.sum), n($0.count), n($0.min), n($0.max), n($0.sumsqr)]) })])
+        default:
+            return try result()
+        }
+    }
+
     func result() throws -> JSON {
+        if let failure { throw failure }
         switch reduce {
         case .count: return .int(count)
         case .sum: return sum ?? .int(0)
         case .stats:
             if statsIsArray { return .array(stats.map(\.json)) }
             return (stats.first ?? Stats()).json
-        case .approxCountDistinct: return .int(distinct.count)
+        case .approxCountDistinct: return .int(distinct)
         case .function(let f):
             if partials.isEmpty { return try f(keys, values, false) }
             if !values.isEmpty {
@@ -130,6 +209,17 @@ final class Reducer {
             stats[0].sumsqr += o["sumsqr"]?.doubleValue ?? 0
         default:
             throw DocumentError(.builtinReduceError, "The _stats function requires that map values be numbers or arrays of numbers, not '\(value.text)'")
+        }
+    }
+
+    /// Merges the running totals a block stored (``partial()``).
+    func mergeStats(_ state: JSON) {
+        if state.objectValue?["a"]?.boolValue == true { statsIsArray = true }
+        for (i, entry) in (state.objectValue?["s"]?.arrayValue ?? []).enumerated() {
+            let f = entry.arrayValue ?? []
+            func d(_ j: Int, _ missing: Double) -> Double { j < f.count ? f[j].doubleValue ?? missing : missing }
+            while stats.count <= i { stats.append(Stats()) }
+            stats[i].merge(Stats(sum: d(0, 0), count: d(1, 0), min: d(2, .infinity), max: d(3, -.infinity), sumsqr: d(4, 0)))
         }
     }
 

@@ -41,3 +41,22 @@ public enum ViewReduce: Sendable {
         }
     }
 }
+
+/// One call of a reduce function among many made at once
+/// (``DesignFunctionRunner/reduce(tenant:source:batches:rereduce:)``):
+/// `[key, id]` pairs and their values, or (no keys) earlier reductions.
+public struct ReduceBatch: Sendable, Equatable {
+    /// The rows' `[key, id]` pairs; nil on a rereduce.
+    public var keys: [JSON]?
+    /// The rows' values, or the reductions to rereduce.
+    public var values: [JSON]
+
+    public init(keys: [JSON]?, values: [JSON]) {
+        self.keys = keys
+        self.values = values
+    }
+}
+
+/// A reduce function run on many batches at once: for each batch, its
+/// result or the function's own error.
+public typealias ViewReduceBatches = @Sendable (_ batches: [ReduceBatch], _ rereduce: Bool) throws -> [Result<JSON, DocumentError>]

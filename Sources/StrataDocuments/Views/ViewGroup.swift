@@ -16,6 +16,10 @@ public struct ViewGroup: Sendable {
     public var reduces: [String: ViewReduce]
     /// For each document, for each view (in `views` order), what it emits.
     public var map: @Sendable ([JSONObject]) throws -> [[[EmittedRow]]]
+    /// For a view whose reduce is a function that runs elsewhere (the
+    /// JavaScript query servers), the same function run on many batches in
+    /// one call: the stored reductions are made with it.
+    public var reduceBatches: [String: ViewReduceBatches] = [:]
 
     /// A view group from its functions.
     public init(design: String, signature: String, views: [String], reduces: [String: ViewReduce],

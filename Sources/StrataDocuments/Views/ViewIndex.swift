@@ -4,6 +4,12 @@ import Strata
 extension DocumentTables {
     var viewGroups: String { "\(docs.dropLast(5))view_groups\"" }
     var viewRows: String { "\(docs.dropLast(5))view_rows\"" }
+    /// The stored reductions of reduce views (``ReductionTree``).
+    var viewBlocks: String { "\(docs.dropLast(5))view_blocks\"" }
+    /// Which view groups' stored reductions are current: the index
+    /// sequence they were made at (`seq`), and the sequence at which making
+    /// them last failed for a reason outside the rows (`tried`).
+    var viewReduced: String { "\(docs.dropLast(5))view_reduced\"" }
 
     func createViewTables(_ db: Database) throws {
         try db.execute(sql: """
@@ -23,6 +29,27 @@ extension DocumentTables {
             );
             CREATE INDEX IF NOT EXISTS \(trigger("view_rows_order")) ON \(viewRows)(view, sortkey, doc);
             CREATE INDEX IF NOT EXISTS \(trigger("view_rows_doc")) ON \(viewRows)(doc, view);
+            CREATE TABLE IF NOT EXISTS \(viewBlocks) (
+              view INTEGER NOT NULL,
+              level INTEGER NOT NULL,
+              sortkey BLOB NOT NULL,
+              doc TEXT NOT NULL,
+              first_sortkey BLOB NOT NULL,
+              first_doc TEXT NOT NULL,
+              first_key TEXT NOT NULL,
+              last_sortkey BLOB NOT NULL,
+              last_doc TEXT NOT NULL,
+              last_key TEXT NOT NULL,
+              rows INTEGER NOT NULL,
+              failed INTEGER NOT NULL,
+              reduction TEXT NOT NULL,
+              PRIMARY KEY (view, level, sortkey, doc)
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(viewReduced) (
+              grp INTEGER PRIMARY KEY,
+              seq INTEGER NOT NULL,
+              tried INTEGER NOT NULL
+            );
             """)
     }
 
@@ -46,6 +73,9 @@ extension DocumentTables {
     func dropGroup(_ db: Database, id: Int) throws {
         try db.execute(sql: "DELETE FROM \(viewRows) WHERE view >= ? AND view < ?",
                        arguments: [DocumentTables.viewID(group: id, position: 0), DocumentTables.viewID(group: id + 1, position: 0)])
+        try db.execute(sql: "DELETE FROM \(viewBlocks) WHERE view >= ? AND view < ?",
+                       arguments: [DocumentTables.viewID(group: id, position: 0), DocumentTables.viewID(group: id + 1, position: 0)])
+        try db.execute(sql: "DELETE FROM \(viewReduced) WHERE grp = ?", arguments: [id])
         try db.execute(sql: "DELETE FROM \(viewGroups) WHERE id = ?", arguments: [id])
     }
 
@@ -184,10 +214,10 @@ extension DocumentTables {
             let gk = groupKey(key)
             let sk = level == 0 ? [] : gk.viewSortKey
             if currentSortKey != sk || groups.isEmpty {
-                groups.append((gk, Reducer(reduce)))
+                groups.append((gk, Reducer(reduce, descending: options.descending)))
                 currentSortKey = sk
             }
-            try groups[groups.count - 1].reducer.add(key: key, id: try row[0], value: value, sortKey: try row[3] as Data)
+            try groups[groups.count - 1].reducer.add(key: key, id: try row[0], value: value, sortKey: [UInt8](try row[3] as Data))
         }
         if let keys = options.keys {
             // Each key asked for is a group of its own.
@@ -196,8 +226,8 @@ extension DocumentTables {
                 let cursor = try Row.fetchCursor(db, sql: statement, arguments: [view, Data(key.viewSortKey)])
                 var reducer: Reducer?
                 while let row = try cursor.next() {
-                    if reducer == nil { reducer = Reducer(reduce) }
-                    try reducer!.add(key: try JSON(parsing: try row[1] as String), id: try row[0], value: try JSON(parsing: try row[2] as String), sortKey: try row[3] as Data)
+                    if reducer == nil { reducer = Reducer(reduce, descending: options.descending) }
+                    try reducer!.add(key: try JSON(parsing: try row[1] as String), id: try row[0], value: try JSON(parsing: try row[2] as String), sortKey: [UInt8](try row[3] as Data))
                 }
                 if let reducer { groups.append((key, reducer)) }
             }
