@@ -205,7 +205,7 @@ extension DocumentDatabase {
             if !reducing {
                 result = try tables.mapRows(db, view: viewID, options: options)
             } else if try tables.reductionsAreCurrent(db, group: try row[0], seq: seq) {
-                result = try tables.storedReducedRows(db, view: viewID, reduce: reduce!, options: options)
+                result = try tables.storedReducedRows(db, view: viewID, reduce: reduce!, batches: group.reduceBatches[view], options: options)
             } else {
                 // Stored reductions not made (update=false, or a query
                 // server that failed): every row reduced.

@@ -12,36 +12,25 @@ extension DocumentTables {
     /// (``ReductionTree``): the same rows ``reducedRows(_:view:reduce:options:)``
     /// answers by reading every row, reading whole blocks where a block
     /// lies inside the range and inside one group, and stopping after
-    /// `limit` groups.
-    func storedReducedRows(_ db: Database, view: Int, reduce: ViewReduce, options: ViewQueryOptions) throws -> ViewResult {
+    /// `limit` groups. A function run elsewhere (`batches`) is called a few
+    /// hundred groups at a time.
+    func storedReducedRows(_ db: Database, view: Int, reduce: ViewReduce, batches: ViewReduceBatches?, options: ViewQueryOptions) throws -> ViewResult {
         let tree = ReductionTree(db, self, view: view, reduce: reduce)
-        func add(_ item: ReductionTree.Item, to reducer: Reducer) throws {
-            switch item {
-            case .row(let position, let key, let value):
-                try reducer.add(key: reducer.needsKeys ? try JSON(parsing: key) : .null, id: position.doc,
-                                value: reducer.needsValues ? try JSON(parsing: value) : .null, sortKey: position.sortKey)
-            case .block(let block):
-                if block.failed { throw block.error }
-                let reduction: JSON
-                if case .count = reduce { reduction = .null } else { reduction = try JSON(parsing: block.reduction) }
-                try reducer.add(reduction: reduction, rows: block.rows, first: block.first.sortKey, last: block.last.sortKey)
-            }
-        }
+        let groups = GroupResults(reduce, batches: batches, descending: options.descending)
         if let keys = options.keys {
             // Each key asked for is a group of its own.
-            var groups: [JSON] = []
             for key in keys {
                 let bound = ViewBound(sortKey: key.viewSortKey, doc: nil, inclusive: true)
-                let reducer = Reducer(reduce, descending: options.descending)
                 var found = false
                 try tree.walk(lower: bound, upper: bound, descending: options.descending, sameGroup: { _, _ in true }) { item in
+                    if !found { groups.begin(key: key) }
                     found = true
-                    try add(item, to: reducer)
+                    try groups.add(item)
                     return true
                 }
-                if found { groups.append(.object(["key": key, "value": try reducer.result()])) }
+                if found { try groups.end() }
             }
-            let kept = groups.dropFirst(max(0, options.skip))
+            let kept = try groups.finish().dropFirst(max(0, options.skip))
             return ViewResult(rows: Array(options.limit.map { kept.prefix(max(0, $0)) } ?? kept))
         }
         if let limit = options.limit, limit <= 0 { return ViewResult(rows: []) }
@@ -60,14 +49,8 @@ extension DocumentTables {
             return ViewSortKeys.group(sortKey, level: level)
         }
         let (lower, upper) = reduceBounds(options)
-        var rows: [JSON] = []
         var groupsSeen = 0
-        var current: (sortKey: ArraySlice<UInt8>, key: JSON, reducer: Reducer)?
-        func finishGroup() throws {
-            if let current, groupsSeen > options.skip {
-                rows.append(.object(["key": current.key, "value": try current.reducer.result()]))
-            }
-        }
+        var current: ArraySlice<UInt8>?
         try tree.walk(lower: lower, upper: upper, descending: options.descending,
                       sameGroup: { level == 0 || groupSortKey($0) == groupSortKey($1) }) { item in
             let (sortKey, keyText): ([UInt8], String)
@@ -77,21 +60,22 @@ extension DocumentTables {
                 (sortKey, keyText) = options.descending ? (block.last.sortKey, block.lastKey) : (block.first.sortKey, block.firstKey)
             }
             let group = groupSortKey(sortKey)
-            if current == nil || current!.sortKey != group {
-                try finishGroup()
-                if let limit = options.limit, rows.count >= limit {
+            if current != group {
+                if current != nil, groupsSeen > options.skip { try groups.end() }
+                if let limit = options.limit, groups.count >= limit {
                     current = nil
                     return false
                 }
+                current = group
                 groupsSeen += 1
-                current = (group, level == 0 ? .null : groupKey(try JSON(parsing: keyText)), Reducer(reduce, descending: options.descending))
+                // A group skipped is never reduced.
+                if groupsSeen > options.skip { groups.begin(key: level == 0 ? .null : groupKey(try JSON(parsing: keyText))) }
             }
-            // A group skipped is never reduced.
-            if groupsSeen > options.skip { try add(item, to: current!.reducer) }
+            if groupsSeen > options.skip { try groups.add(item) }
             return true
         }
-        try finishGroup()
-        return ViewResult(rows: rows)
+        if current != nil, groupsSeen > options.skip { try groups.end() }
+        return ViewResult(rows: try groups.finish())
     }
 
     /// The range of a query as its low and high ends, whatever its
@@ -104,6 +88,119 @@ extension DocumentTables {
         let start = options.startKey.map { ViewBound(sortKey: $0.viewSortKey, doc: options.startKeyDocID, inclusive: true) }
         let end = options.endKey.map { ViewBound(sortKey: $0.viewSortKey, doc: options.endKeyDocID, inclusive: options.inclusiveEnd) }
         return options.descending ? (end, start) : (start, end)
+    }
+}
+
+/// The groups of one reduce query, reduced as they end by a ``Reducer``;
+/// for a function run elsewhere, gathered and reduced a few hundred groups
+/// a call (their rows, then a rereduce of each group's parts), so that a
+/// query calls the query server twice instead of thrice a group.
+final class GroupResults {
+    let reduce: ViewReduce
+    let batches: ViewReduceBatches?
+    let descending: Bool
+    private var rows: [JSON] = []
+    private var key: JSON = .null
+    private var reducer: Reducer?
+    private var gathered: [Gathered] = []
+    private var gatheredValues = 0
+
+    struct Gathered {
+        var key: JSON
+        var keys: [JSON] = []
+        var values: [JSON] = []
+        var parts: [JSON] = []
+    }
+
+    init(_ reduce: ViewReduce, batches: ViewReduceBatches?, descending: Bool) {
+        self.reduce = reduce
+        self.batches = batches
+        self.descending = descending
+    }
+
+    private var gathers: Bool {
+        if batches != nil, case .function = reduce { return true }
+        return false
+    }
+
+    /// How many groups have ended.
+    var count: Int { rows.count + gathered.count }
+
+    func begin(key: JSON) {
+        self.key = key
+        if gathers {
+            gathered.append(Gathered(key: key))
+        } else {
+            reducer = Reducer(reduce, descending: descending)
+        }
+    }
+
+    func add(_ item: ReductionTree.Item) throws {
+        switch item {
+        case .row(let position, let key, let value):
+            if gathers {
+                gathered[gathered.count - 1].keys.append(.array([try JSON(parsing: key), .string(position.doc)]))
+                gathered[gathered.count - 1].values.append(try JSON(parsing: value))
+                gatheredValues += 1
+            } else if let reducer {
+                try reducer.add(key: reducer.needsKeys ? try JSON(parsing: key) : .null, id: position.doc,
+                                value: reducer.needsValues ? try JSON(parsing: value) : .null, sortKey: position.sortKey)
+            }
+        case .block(let block):
+            if block.failed { throw block.error }
+            if gathers {
+                gathered[gathered.count - 1].parts.append(try JSON(parsing: block.reduction))
+            } else if let reducer {
+                let reduction: JSON
+                if case .count = reduce { reduction = .null } else { reduction = try JSON(parsing: block.reduction) }
+                try reducer.add(reduction: reduction, rows: block.rows, first: block.first.sortKey, last: block.last.sortKey)
+            }
+        }
+    }
+
+    func end() throws {
+        if gathers {
+            if gathered.count >= ReductionTree.blocksPerCall || gatheredValues >= 10 * Reducer.batch { try flush() }
+        } else if let reducer {
+            rows.append(.object(["key": key, "value": try reducer.result()]))
+            self.reducer = nil
+        }
+    }
+
+    /// The groups' rows, in order.
+    func finish() throws -> [JSON] {
+        try flush()
+        return rows
+    }
+
+    private func flush() throws {
+        guard let batches, !gathered.isEmpty else { return }
+        func call(_ calls: [(group: Int, batch: ReduceBatch)], rereduce: Bool, _ answered: (Int, JSON) -> Void) throws {
+            for start in stride(from: 0, to: calls.count, by: ReductionTree.blocksPerCall) {
+                let chunk = calls[start..<min(start + ReductionTree.blocksPerCall, calls.count)]
+                let answers = try batches(chunk.map(\.batch), rereduce)
+                guard answers.count == chunk.count else {
+                    throw DocumentError(.osProcessError, "the reduce function answered \(answers.count) results for \(chunk.count) batches")
+                }
+                for (call, answer) in zip(chunk, answers) { answered(call.group, try answer.get()) }
+            }
+        }
+        // Each group's rows, a call's worth of rows at a time.
+        var calls: [(group: Int, batch: ReduceBatch)] = []
+        for (index, group) in gathered.enumerated() {
+            for start in stride(from: 0, to: group.values.count, by: Reducer.batch) {
+                let end = min(start + Reducer.batch, group.values.count)
+                calls.append((index, ReduceBatch(keys: Array(group.keys[start..<end]), values: Array(group.values[start..<end]))))
+            }
+        }
+        try call(calls, rereduce: false) { gathered[$0].parts.append($1) }
+        // Then each group's parts together, when there is more than one.
+        var values = gathered.map { $0.parts.count == 1 ? $0.parts[0] : nil }
+        let rereduces = gathered.indices.filter { gathered[$0].parts.count > 1 }.map { ($0, ReduceBatch(keys: nil, values: gathered[$0].parts)) }
+        try call(rereduces, rereduce: true) { values[$0] = $1 }
+        for (group, value) in zip(gathered, values) { rows.append(.object(["key": group.key, "value": value ?? .null])) }
+        gathered.removeAll()
+        gatheredValues = 0
     }
 }
 
