@@ -88,11 +88,14 @@ import Testing
         }
         let rows = try db.view(design: "r", view: view, options: plain).rows
         let level: Int? = options.group ? nil : (options.groupLevel ?? 0)
+        // CouchDB's grouping: the whole key, nothing, or an array's head.
         func groupKey(_ key: JSON) -> JSON {
-            guard let level else { return key }
-            if level == 0 { return .null }
-            if let array = key.arrayValue { return .array(Array(array.prefix(level))) }
-            return key
+            switch (level, key) {
+            case (nil, _): key
+            case (0, _): .null
+            case (let level?, .array(let elements)): .array(Array(elements[..<min(level, elements.count)]))
+            default: key
+            }
         }
         var groups: [(key: JSON, rows: [JSON])] = []
         for row in rows {

@@ -37,12 +37,7 @@ extension DocumentTables {
         // Group by the whole key (`group=true`), by the first `level`
         // elements of array keys, or all rows together (level 0).
         let level: Int? = options.group ? nil : (options.groupLevel ?? 0)
-        func groupKey(_ key: JSON) -> JSON {
-            guard let level else { return key }
-            if level == 0 { return .null }
-            if let array = key.arrayValue { return .array(Array(array.prefix(level))) }
-            return key
-        }
+        func groupKey(_ key: JSON) -> JSON { ViewSortKeys.groupKey(key, level: level) }
         func groupSortKey(_ sortKey: [UInt8]) -> ArraySlice<UInt8> {
             guard let level else { return sortKey[...] }
             if level == 0 { return [] }
@@ -206,6 +201,15 @@ final class GroupResults {
 
 /// Walks the byte strings of ``JSON/viewSortKey``.
 enum ViewSortKeys {
+    /// The key a row's `key` is grouped under: itself (`group=true`, nil),
+    /// null (level 0: all rows), or an array key's first `level` elements.
+    static func groupKey(_ key: JSON, level: Int?) -> JSON {
+        guard let level else { return key }
+        if level == 0 { return .null }
+        if let array = key.arrayValue { return .array(Array(array.prefix(level))) }
+        return key
+    }
+
     /// The sort key of an array key's first `level` elements (the key
     /// `group_level` groups it under), or the key's own when it is not an
     /// array or has no more elements: equal for two keys exactly when they

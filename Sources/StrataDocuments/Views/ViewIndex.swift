@@ -200,12 +200,7 @@ extension DocumentTables {
         let level: Int? = options.group ? nil : (options.groupLevel ?? (options.keys != nil ? nil : 0))
         // Group by the whole key (`group=true`), by the first `level`
         // elements of array keys, or all rows together (level 0).
-        func groupKey(_ key: JSON) -> JSON {
-            guard let level else { return key }
-            if level == 0 { return .null }
-            if let array = key.arrayValue { return .array(Array(array.prefix(level))) }
-            return key
-        }
+        func groupKey(_ key: JSON) -> JSON { ViewSortKeys.groupKey(key, level: level) }
         var groups: [(key: JSON, reducer: Reducer)] = []
         var currentSortKey: [UInt8]?
         func add(_ row: some RowProtocol) throws {
