@@ -9,7 +9,7 @@ extension DocumentDatabase {
     /// documents changed since it was last brought up to date are mapped
     /// again. Answers the sequence it is now up to date with.
     ///
-    /// The stored reductions of its reduce views (``ReductionTree``) are
+    /// The stored reductions of its reduce views (`ReductionTree`) are
     /// mended block by block in the same transactions when few documents
     /// changed, and made again from the rows in one pass when many did (a
     /// new index).

@@ -2,7 +2,7 @@ import Foundation
 import Strata
 
 /// Reduces one group's rows as they stream by, and the stored reductions of
-/// whole blocks of rows (``ReductionTree``): built-ins keep running totals;
+/// whole blocks of rows (`ReductionTree`): built-ins keep running totals;
 /// a function is called on batches of rows, then once more over the
 /// batches' and blocks' results (a rereduce), as CouchDB reduces B-tree
 /// nodes.

@@ -9,7 +9,7 @@ extension DocumentTables {
     }
 
     /// A reduce query answered from the view's stored reductions
-    /// (``ReductionTree``): the same rows ``reducedRows(_:view:reduce:options:)``
+    /// (`ReductionTree`): the same rows ``reducedRows(_:view:reduce:options:)``
     /// answers by reading every row, reading whole blocks where a block
     /// lies inside the range and inside one group, and stopping after
     /// `limit` groups. A function run elsewhere (`batches`) is called a few

@@ -4,7 +4,7 @@ import Strata
 extension DocumentTables {
     var viewGroups: String { "\(docs.dropLast(5))view_groups\"" }
     var viewRows: String { "\(docs.dropLast(5))view_rows\"" }
-    /// The stored reductions of reduce views (``ReductionTree``).
+    /// The stored reductions of reduce views (`ReductionTree`).
     var viewBlocks: String { "\(docs.dropLast(5))view_blocks\"" }
     /// Which view groups' stored reductions are current: the index
     /// sequence they were made at (`seq`), and the sequence at which making
