@@ -569,6 +569,10 @@ final class UploadQueue: TransactionObserver {
         }
         #expect(try String.fetchAll(db, sql: "SELECT title FROM notes WHERE title LIKE 'Week%'") == ["Week 2", "Week 3", "Week 4"])
 
+        let rename = try db.makeStatement(sql: "UPDATE notes SET title = :title WHERE title = :old")
+        try rename.execute(named: ("title", "Week two"), ("old", "Week 2"))
+        #expect(try String.fetchAll(db, sql: "SELECT title FROM notes WHERE title LIKE 'Week%' ORDER BY title") == ["Week 3", "Week 4", "Week two"])
+
         do {
             _ = try Int.fetchAll(db, sql: "SELECT body FROM notes")
         } catch let error as DatabaseDecodingError {

@@ -69,6 +69,24 @@ private let url = Column<String?>("url")
         #expect(try values.fetchCount(db) == 3)
     }
 
+    /// Plain inserts alternating between tables and between column lists
+    /// each use the statement of their own table and columns.
+    @Test func insertsAlternatingTablesAndColumns() throws {
+        let db = try makeMovies(.memory)
+        let notes = SQLTable("notes"), body = Column<String>("body")
+        try db.run(notes.create { t in t.column(body) })
+        try db.run(movies.insert(title <- "Heat", year <- 1995))
+        try db.run(notes.insert(body <- "first"))
+        try db.run(movies.insert(title <- "Alien", likes <- 4, year <- 1979))
+        try db.run(movies.insert(title <- "Ronin", year <- 1998))
+        try db.run(notes.insert(body <- "second"))
+        try db.run(movies.insert(year <- 2009, title <- "Up"))
+        #expect(try Row.fetchAll(db, sql: "SELECT title, year, likes FROM movies ORDER BY id").map(\.databaseValues) == [
+            ["Heat", 1995, 0], ["Alien", 1979, 4], ["Ronin", 1998, 0], ["Up", 2009, 0],
+        ])
+        #expect(try String.fetchAll(db, sql: "SELECT body FROM notes ORDER BY rowid") == ["first", "second"])
+    }
+
     @Test func insertOrReplaceAndIgnore() throws {
         let db = try makeMovies(.memory)
         try db.run(movies.insert(title <- "Heat", year <- 1995))

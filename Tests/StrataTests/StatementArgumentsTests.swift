@@ -124,6 +124,122 @@ import Testing
         #expect(try String.fetchAll(db, sql: "SELECT name FROM t ORDER BY id") == ["a", "b", "c", "d"])
     }
 
+    /// From one to twelve values, `execute(binding:)` has an overload per
+    /// count; thirteen go through the parameter pack. Each binds every value
+    /// at its own position and refuses a wrong count before running.
+    @Test func bindsEveryNumberOfValues() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE t(n, a, b, c, d, e, f, g, h, i, j, k, l, m)")
+        func insert(_ count: Int) throws -> Statement {
+            let columns = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m"].prefix(count)
+            return try db.makeStatement(sql: "INSERT INTO t(n, \(columns.joined(separator: ", "))) VALUES (\(count), \(Array(repeating: "?", count: count).joined(separator: ", ")))")
+        }
+        try insert(1).execute(binding: "a")
+        try insert(2).execute(binding: "a", 2)
+        try insert(3).execute(binding: "a", 2, 3.5)
+        try insert(4).execute(binding: "a", 2, 3.5, Data([4]))
+        try insert(5).execute(binding: "a", 2, 3.5, Data([4]), nil as Int?)
+        try insert(6).execute(binding: "a", 2, 3.5, Data([4]), nil as Int?, true)
+        try insert(7).execute(binding: "a", 2, 3.5, Data([4]), nil as Int?, true, Int8(7))
+        try insert(8).execute(binding: "a", 2, 3.5, Data([4]), nil as Int?, true, Int8(7), "h")
+        try insert(9).execute(binding: "a", 2, 3.5, Data([4]), nil as Int?, true, Int8(7), "h", 9)
+        try insert(10).execute(binding: "a", 2, 3.5, Data([4]), nil as Int?, true, Int8(7), "h", 9, 10)
+        try insert(11).execute(binding: "a", 2, 3.5, Data([4]), nil as Int?, true, Int8(7), "h", 9, 10, 11)
+        try insert(12).execute(binding: "a", 2, 3.5, Data([4]), nil as Int?, true, Int8(7), "h", 9, 10, 11, 12)
+        try insert(13).execute(binding: "a", 2, 3.5, Data([4]), nil as Int?, true, Int8(7), "h", 9, 10, 11, 12, 13)
+        let expected: [DatabaseValue] = ["a", 2, 3.5, .blob(Data([4])), .null, 1, 7, "h", 9, 10, 11, 12, 13]
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM t ORDER BY n") {
+            let count: Int = try row["n"]
+            #expect(Array(row.databaseValues.dropFirst().prefix(count)) == Array(expected.prefix(count)), "\(count) values")
+            #expect(row.databaseValues.dropFirst(count + 1).allSatisfy { $0 == .null }, "\(count) values")
+        }
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 13)
+
+        // A wrong count, for an overload and for the pack, runs nothing.
+        let three = try insert(3)
+        let tooFew = try #require(throws: SQLiteError.self) { try three.execute(binding: "x", 1) }
+        #expect(tooFew.code == .misuse)
+        #expect(tooFew.message == "wrong number of arguments: the statement expects 3, got 2")
+        let tooMany = try #require(throws: SQLiteError.self) {
+            try three.execute(binding: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
+        }
+        #expect(tooMany.message == "wrong number of arguments: the statement expects 3, got 13")
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 13)
+        // A failed run names the values.
+        try db.execute(sql: "CREATE UNIQUE INDEX t_na ON t(n, a)")
+        let duplicate = try #require(throws: SQLiteError.self) { try three.execute(binding: "a", 2, 3.5) }
+        #expect(duplicate.code == .constraintUnique)
+        #expect(duplicate.arguments?.description == "['a', 2, 3.5]")
+    }
+
+    @Test func bindsNamedValuesWithTheirTypes() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE movies(id INTEGER PRIMARY KEY, title TEXT UNIQUE, year INTEGER, likes INTEGER)")
+        let insert = try db.makeStatement(sql: "INSERT INTO movies(title, year, likes) VALUES (:title, @year, $likes)")
+        // In the statement's order, out of it, and with prefixes.
+        try insert.execute(named: ("title", "Heat"), ("year", 1995), ("likes", nil as Int?))
+        try insert.execute(named: ("likes", 2), ("title", "Ronin"), ("year", 1998))
+        try insert.execute(named: (":title", "Alien"), ("@year", 1979), ("likes", 5))
+        #expect(try Row.fetchAll(db, sql: "SELECT title, year, likes FROM movies ORDER BY id").map(\.databaseValues) == [
+            ["Heat", 1995, .null], ["Ronin", 1998, 2], ["Alien", 1979, 5],
+        ])
+
+        // Wrong names run nothing, and say which.
+        func refused(_ run: () throws -> Void) throws -> String {
+            let error = try #require(throws: SQLiteError.self) { try run() }
+            #expect(error.code == .misuse)
+            return error.message ?? ""
+        }
+        #expect(try refused { try insert.execute(named: ("title", "X"), ("year", 1)) }
+            == "missing argument for parameter $likes")
+        #expect(try refused { try insert.execute(named: ("likes", 1)) }
+            == "missing arguments for parameters :title, @year")
+        #expect(try refused { try insert.execute(named: ("title", "X"), ("year", 1), ("likes", 1), ("stars", 4)) }
+            == "unknown argument name: stars")
+        #expect(try refused { try insert.execute(named: ("title", "X"), ("year", 1), ("title", "Y")) }
+            == "argument title given twice")
+        #expect(try refused { try insert.execute(named: ("year", 1), ("year", 2), ("likes", 3)) }
+            == "argument year given twice")
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM movies") == 3)
+
+        // A failed run names the values; the statement still works after.
+        let duplicate = try #require(throws: SQLiteError.self) {
+            try insert.execute(named: ("title", "Heat"), ("year", 2000), ("likes", 0))
+        }
+        #expect(duplicate.code == .constraintUnique)
+        #expect(duplicate.arguments?.description == "[likes: 0, title: 'Heat', year: 2000]")
+        try insert.execute(named: ("title", "Up"), ("year", 2009), ("likes", 9))
+        let update = try db.makeStatement(sql: "UPDATE movies SET likes = :likes WHERE id = :id")
+        try update.execute(named: ("likes", 3), ("id", 1))
+        #expect(try Int.fetchOne(db, sql: "SELECT likes FROM movies WHERE id = 1") == 3)
+        // Positional parameters have no name to bind.
+        let positional = try db.makeStatement(sql: "SELECT ?")
+        #expect(try refused { try positional.execute(named: ("a", 1)) } == "unknown argument name: a")
+    }
+
+    /// `execute(arguments:)` binds the caller's array in place and keeps
+    /// nothing: an error still names the values of its own run.
+    @Test func positionalArgumentsAreNamedByTheirOwnRun() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE t(a UNIQUE)")
+        let insert = try db.makeStatement(sql: "INSERT INTO t VALUES (?)")
+        try insert.execute(arguments: [1])
+        try insert.execute(arguments: [2])
+        let duplicate = try #require(throws: SQLiteError.self) { try insert.execute(arguments: [1]) }
+        #expect(duplicate.code == .constraintUnique)
+        #expect(duplicate.arguments?.description == "[1]")
+        let other = try #require(throws: SQLiteError.self) { try insert.execute(binding: 2) }
+        #expect(other.arguments?.description == "[2]")
+        expectError(.misuse) { try insert.execute(arguments: [1, 2]) }
+        expectError(.misuse) { try insert.execute(arguments: []) }
+        #expect(try Int.fetchAll(db, sql: "SELECT a FROM t ORDER BY a") == [1, 2])
+        // A statement without parameters fails without arguments to name.
+        try db.execute(sql: "CREATE TABLE u(a CHECK (a > 0))")
+        let bad = try db.makeStatement(sql: "INSERT INTO u VALUES (0)")
+        let check = try #require(throws: SQLiteError.self) { try bad.execute() }
+        #expect(check.arguments == nil)
+    }
+
     /// Values are bound where the arguments array holds them: small and
     /// large values (a large one lives in a box outside the existential),
     /// classes, and NULLs between them, by position and by name.

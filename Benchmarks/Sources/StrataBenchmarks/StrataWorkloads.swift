@@ -150,6 +150,19 @@ enum StrataBench {
         return rowCount
     }
 
+    static func insertNamedBinding(_ path: String, rowCount: Int) throws -> Int {
+        let db = try Database(path: path)
+        try db.execute(sql: createItems)
+        try db.transaction {
+            let statement = try db.makeStatement(sql: "INSERT INTO items VALUES (:i0, :i1, :i2, :i3, :i4, :i5, :i6, :i7, :i8, :i9)")
+            for row in 0..<rowCount {
+                try statement.execute(named: ("i0", row), ("i1", row + 1), ("i2", row + 2), ("i3", row + 3), ("i4", row + 4),
+                                      ("i5", row + 5), ("i6", row + 6), ("i7", row + 7), ("i8", row + 8), ("i9", row + 9))
+            }
+        }
+        return rowCount
+    }
+
     static func insertDSL(_ path: String, rowCount: Int) throws -> Int {
         let db = try Database(path: path)
         try db.execute(sql: createItems)

@@ -42,6 +42,8 @@ var workloads: [Workload] = [
              strata: { try StrataBench.insertBinding(insertPath, rowCount: insertRows) }, grdb: nil),
     Workload(name: "insert, named arguments", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
              strata: { try StrataBench.insertNamed(insertPath, rowCount: insertRows) }, grdb: { try GRDBBench.insertNamed(insertPath, rowCount: insertRows) }),
+    Workload(name: "insert, named values bound directly (execute(named:))", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
+             strata: { try StrataBench.insertNamedBinding(insertPath, rowCount: insertRows) }, grdb: nil),
     Workload(name: "insert, typed DSL setters", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
              strata: { try StrataBench.insertDSL(insertPath, rowCount: insertRows) }, grdb: nil),
     Workload(name: "insert, Codable records", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },

@@ -48,8 +48,11 @@ public final class Statement {
     /// The number of parameters (`?`, `?NNN`, `:name`, …) to bind.
     public let parameterCount: Int
 
-    /// The arguments of the latest execution.
-    public internal(set) var arguments: StatementArguments = []
+    /// The arguments given to ``setArguments(_:)``, which a failed step of
+    /// the run that follows names. Not kept by `execute(arguments:)` or
+    /// `execute(binding:)`: they bind the caller's values in place and
+    /// attach them to an error only when one is thrown.
+    var arguments: StatementArguments = []
 
     let connectionState: ConnectionState
 
@@ -116,6 +119,7 @@ public final class Statement {
     let parameterPrefixedNames: [String?]
 
     /// Parameter names without their prefix, nil for `?` and `?NNN`.
+    @usableFromInline
     let parameterNames: [String?]
 
     /// The 0-based index of the column named `name`, compared without regard to
@@ -150,7 +154,9 @@ public final class Statement {
     ///
     /// The values keep their static types, so each is bound with one call
     /// into SQLite and no ``StatementArguments`` array is built: the fastest
-    /// way to run a statement many times.
+    /// way to run a statement many times. Up to twelve values, each value's
+    /// own type is bound directly; more go through a parameter pack, whose
+    /// values Swift binds through their protocol.
     ///
     /// - Throws: ``SQLiteError`` (`.misuse`) when the number of values is not
     ///   the statement's number of parameters (nothing is run); otherwise as
@@ -175,6 +181,35 @@ public final class Statement {
         }
     }
 
+    /// Binds each value to the parameter of its name, then runs the
+    /// statement to completion:
+    ///
+    /// ```swift
+    /// let update = try db.makeStatement(sql: "UPDATE movies SET likes = :likes WHERE id = :id")
+    /// try update.execute(named: ("likes", 3), ("id", 7))
+    /// ```
+    ///
+    /// A name is written without its `:`, `@` or `$` prefix, or with it. As
+    /// with ``execute(binding:)``, the values keep their static types and no
+    /// ``StatementArguments`` is built; names given in the statement's own
+    /// order are matched with one comparison each, others are looked up.
+    ///
+    /// - Throws: ``SQLiteError`` (`.misuse`) for a name the statement does
+    ///   not have, a name given twice or a parameter left without a value
+    ///   (nothing is run); otherwise as ``execute(arguments:)``.
+    @inlinable @inline(__always)
+    public func execute<each Value: DatabaseValueConvertible>(named pairs: repeat (String, each Value)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        repeat try binder.bind((each pairs).0, (each pairs).1)
+        try binder.finish()
+        try runBound {
+            var named: [(String, (any DatabaseValueConvertible)?)] = []
+            for pair in repeat each pairs { named.append((pair.0, pair.1)) }
+            return StatementArguments(namedPairs: named)
+        }
+    }
+
     @inlinable @inline(__always)
     func bindNext<Value: DatabaseValueConvertible>(
         _ value: Value, _ sqliteStatement: OpaquePointer, _ parameterCount: Int, _ position: inout Int32
@@ -190,7 +225,15 @@ public final class Statement {
     func prepareForBinding() throws {
         try checkConnection()
         resetForBinding()
-        if !arguments.isEmpty { arguments = [] }
+    }
+
+    /// As ``prepareForBinding()``, then checks that `valueCount` values fill
+    /// the statement's parameters (nothing is bound otherwise).
+    @usableFromInline
+    func prepareForBinding(valueCount: Int) throws {
+        try checkConnection()
+        resetForBinding()
+        if valueCount != parameterCount { throw wrongValueCount(valueCount) }
     }
 
     @usableFromInline
@@ -218,6 +261,15 @@ public final class Statement {
     /// - Throws: ``SQLiteError`` when the arguments do not fit or SQLite
     ///   reports an error.
     public func execute(arguments: StatementArguments = []) throws {
+        try checkConnection()
+        resetForBinding()
+        if !arguments.isNamed, arguments.values.count == parameterCount {
+            // The common case: the caller's values are bound where they
+            // are, and named in an error only when one is thrown.
+            if parameterCount != 0 { try ArgumentConsumer.bindPositional(arguments.values, to: sqliteStatement) }
+            try runBound { arguments.isEmpty ? nil : arguments }
+            return
+        }
         try setArguments(arguments)
         try run()
     }

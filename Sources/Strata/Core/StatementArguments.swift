@@ -44,6 +44,13 @@ public struct StatementArguments: Sendable {
         self.namedPairs = namedValues.map { ($0.key, $0.value) }
     }
 
+    /// Named arguments in the order given (a later duplicate name wins).
+    @usableFromInline
+    init(namedPairs: [(String, (any DatabaseValueConvertible)?)]) {
+        self.values = []
+        self.namedPairs = namedPairs
+    }
+
     /// Positional arguments from a sequence of values.
     public init<S: Sequence>(_ sequence: S) where S.Element: DatabaseValueConvertible {
         self.values = sequence.map { $0 }
@@ -161,7 +168,7 @@ struct ArgumentConsumer {
             let first = nextPositionalIndex
             try arguments.values.withUnsafeBufferPointer { values in
                 for index in 0..<parameterCount {
-                    try bindInPlace(UnsafeRawPointer(values.baseAddress! + first + index), to: sqliteStatement, at: Int32(index + 1))
+                    try Self.bindInPlace(UnsafeRawPointer(values.baseAddress! + first + index), to: sqliteStatement, at: Int32(index + 1))
                 }
             }
             nextPositionalIndex += parameterCount
@@ -186,7 +193,7 @@ struct ArgumentConsumer {
             // The statement's parameter names are distinct, so the pairs are too.
             let valueOffset = MemoryLayout<(String, (any DatabaseValueConvertible)?)>.offset(of: \(String, (any DatabaseValueConvertible)?).1)!
             for index in 0..<pairs.count {
-                try bindInPlace(base + index * stride + valueOffset, to: sqliteStatement, at: Int32(index + 1))
+                try Self.bindInPlace(base + index * stride + valueOffset, to: sqliteStatement, at: Int32(index + 1))
             }
             return pairs.count
         }
@@ -231,7 +238,7 @@ struct ArgumentConsumer {
     /// The layout is checked once per process (``optionalExistentialLayoutIsKnown``);
     /// were it ever different, values are copied out as usual.
     @inline(__always)
-    private func bindInPlace(_ element: UnsafeRawPointer, to sqliteStatement: OpaquePointer, at position: Int32) throws {
+    private static func bindInPlace(_ element: UnsafeRawPointer, to sqliteStatement: OpaquePointer, at position: Int32) throws {
         guard optionalExistentialLayoutIsKnown else {
             let value = element.assumingMemoryBound(to: (any DatabaseValueConvertible)?.self).pointee
             if let value {
@@ -246,6 +253,17 @@ struct ArgumentConsumer {
         } else {
             try element.assumingMemoryBound(to: (any DatabaseValueConvertible).self).pointee
                 .bind(to: sqliteStatement, at: position)
+        }
+    }
+
+    /// Binds every value, in order, to the statement's first parameters.
+    static func bindPositional(_ values: [(any DatabaseValueConvertible)?], to sqliteStatement: OpaquePointer) throws {
+        try values.withUnsafeBufferPointer { values in
+            let base = UnsafeRawPointer(values.baseAddress!)
+            let stride = MemoryLayout<(any DatabaseValueConvertible)?>.stride
+            for index in 0..<values.count {
+                try bindInPlace(base + index * stride, to: sqliteStatement, at: Int32(index + 1))
+            }
         }
     }
 

@@ -385,14 +385,22 @@ extension Database {
         let setters = insert.setters
         let statement: Statement
         let cache = typedInserts
-        if let cached = cache.statements[insert.tableName],
+        if let last = cache.last, last.tableName == insert.tableName, !last.statement.isBusy,
+            Self.setters(setters, match: last.columns)
+        {
+            // The table of the previous insert, found without hashing its name.
+            statement = last.statement
+        } else if let cached = cache.statements[insert.tableName],
             !cached.statement.isBusy,
             Self.setters(setters, match: cached.columns)
         {
             statement = cached.statement
+            cache.last = (insert.tableName, cached.columns, statement)
         } else {
             statement = try makeStatement(sql: insert.sqlLiteral.sql)
-            cache.statements[insert.tableName] = (setters.map(\.columnName), statement)
+            let columns = setters.map(\.columnName)
+            cache.statements[insert.tableName] = (columns, statement)
+            cache.last = (insert.tableName, columns, statement)
         }
         try statement.prepareForBinding()
         let sqliteStatement = statement.sqliteStatement
@@ -451,6 +459,9 @@ extension Database {
 /// insert.
 final class TypedInsertStatements {
     @exclusivity(unchecked) var statements: [String: (columns: [String], statement: Statement)] = [:]
+    /// The entry the latest insert used, compared before `statements` is
+    /// hashed: a loop of inserts goes to one table.
+    @exclusivity(unchecked) var last: (tableName: String, columns: [String], statement: Statement)?
 }
 
 extension Database {
