@@ -212,6 +212,15 @@ import Testing
         let update = try db.makeStatement(sql: "UPDATE movies SET likes = :likes WHERE id = :id")
         try update.execute(named: ("likes", 3), ("id", 1))
         #expect(try Int.fetchOne(db, sql: "SELECT likes FROM movies WHERE id = 1") == 3)
+        // Thirteen pairs go through the parameter pack, in any order.
+        try db.execute(sql: "CREATE TABLE wide(s)")
+        let wide = try db.makeStatement(sql: "INSERT INTO wide VALUES (:a || :b || :c || :d || :e || :f || :g || :h || :i || :j || :k || :l || :m)")
+        try wide.execute(named: ("m", "m"), ("a", "a"), ("b", "b"), ("c", "c"), ("d", "d"), ("e", "e"), ("f", "f"),
+                         ("g", "g"), ("h", "h"), ("i", "i"), ("j", "j"), ("k", "k"), ("l", 1))
+        #expect(try String.fetchOne(db, sql: "SELECT s FROM wide") == "abcdefghijk1m")
+        #expect(try refused { try wide.execute(named: ("a", 1), ("b", 2), ("c", 3), ("d", 4), ("e", 5), ("f", 6),
+                                                ("g", 7), ("h", 8), ("i", 9), ("j", 10), ("k", 11), ("l", 12), ("z", 0)) }
+            == "unknown argument name: z")
         // Positional parameters have no name to bind.
         let positional = try db.makeStatement(sql: "SELECT ?")
         #expect(try refused { try positional.execute(named: ("a", 1)) } == "unknown argument name: a")

@@ -186,4 +186,202 @@ extension Statement {
         try v12.bind(to: sqliteStatement, at: 12)
         try runBound { StatementArguments([v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12] as [(any DatabaseValueConvertible)?]) }
     }
+
+    /// `execute(named:)` for one pair, bound by its value's concrete type.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible>(named p1: (String, V1)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1)]) }
+    }
+
+    /// `execute(named:)` for 2 pairs, bound by their value's concrete types.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible, V2: DatabaseValueConvertible>(named p1: (String, V1), _ p2: (String, V2)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.bind(p2.0, p2.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1), (p2.0, p2.1)]) }
+    }
+
+    /// `execute(named:)` for 3 pairs, bound by their value's concrete types.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible, V2: DatabaseValueConvertible, V3: DatabaseValueConvertible>(named p1: (String, V1), _ p2: (String, V2), _ p3: (String, V3)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.bind(p2.0, p2.1)
+        try binder.bind(p3.0, p3.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1), (p2.0, p2.1), (p3.0, p3.1)]) }
+    }
+
+    /// `execute(named:)` for 4 pairs, bound by their value's concrete types.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible, V2: DatabaseValueConvertible, V3: DatabaseValueConvertible, V4: DatabaseValueConvertible>(named p1: (String, V1), _ p2: (String, V2), _ p3: (String, V3), _ p4: (String, V4)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.bind(p2.0, p2.1)
+        try binder.bind(p3.0, p3.1)
+        try binder.bind(p4.0, p4.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1), (p2.0, p2.1), (p3.0, p3.1), (p4.0, p4.1)]) }
+    }
+
+    /// `execute(named:)` for 5 pairs, bound by their value's concrete types.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible, V2: DatabaseValueConvertible, V3: DatabaseValueConvertible, V4: DatabaseValueConvertible, V5: DatabaseValueConvertible>(named p1: (String, V1), _ p2: (String, V2), _ p3: (String, V3), _ p4: (String, V4), _ p5: (String, V5)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.bind(p2.0, p2.1)
+        try binder.bind(p3.0, p3.1)
+        try binder.bind(p4.0, p4.1)
+        try binder.bind(p5.0, p5.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1), (p2.0, p2.1), (p3.0, p3.1), (p4.0, p4.1), (p5.0, p5.1)]) }
+    }
+
+    /// `execute(named:)` for 6 pairs, bound by their value's concrete types.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible, V2: DatabaseValueConvertible, V3: DatabaseValueConvertible, V4: DatabaseValueConvertible, V5: DatabaseValueConvertible, V6: DatabaseValueConvertible>(named p1: (String, V1), _ p2: (String, V2), _ p3: (String, V3), _ p4: (String, V4), _ p5: (String, V5), _ p6: (String, V6)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.bind(p2.0, p2.1)
+        try binder.bind(p3.0, p3.1)
+        try binder.bind(p4.0, p4.1)
+        try binder.bind(p5.0, p5.1)
+        try binder.bind(p6.0, p6.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1), (p2.0, p2.1), (p3.0, p3.1), (p4.0, p4.1), (p5.0, p5.1), (p6.0, p6.1)]) }
+    }
+
+    /// `execute(named:)` for 7 pairs, bound by their value's concrete types.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible, V2: DatabaseValueConvertible, V3: DatabaseValueConvertible, V4: DatabaseValueConvertible, V5: DatabaseValueConvertible, V6: DatabaseValueConvertible, V7: DatabaseValueConvertible>(named p1: (String, V1), _ p2: (String, V2), _ p3: (String, V3), _ p4: (String, V4), _ p5: (String, V5), _ p6: (String, V6), _ p7: (String, V7)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.bind(p2.0, p2.1)
+        try binder.bind(p3.0, p3.1)
+        try binder.bind(p4.0, p4.1)
+        try binder.bind(p5.0, p5.1)
+        try binder.bind(p6.0, p6.1)
+        try binder.bind(p7.0, p7.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1), (p2.0, p2.1), (p3.0, p3.1), (p4.0, p4.1), (p5.0, p5.1), (p6.0, p6.1), (p7.0, p7.1)]) }
+    }
+
+    /// `execute(named:)` for 8 pairs, bound by their value's concrete types.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible, V2: DatabaseValueConvertible, V3: DatabaseValueConvertible, V4: DatabaseValueConvertible, V5: DatabaseValueConvertible, V6: DatabaseValueConvertible, V7: DatabaseValueConvertible, V8: DatabaseValueConvertible>(named p1: (String, V1), _ p2: (String, V2), _ p3: (String, V3), _ p4: (String, V4), _ p5: (String, V5), _ p6: (String, V6), _ p7: (String, V7), _ p8: (String, V8)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.bind(p2.0, p2.1)
+        try binder.bind(p3.0, p3.1)
+        try binder.bind(p4.0, p4.1)
+        try binder.bind(p5.0, p5.1)
+        try binder.bind(p6.0, p6.1)
+        try binder.bind(p7.0, p7.1)
+        try binder.bind(p8.0, p8.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1), (p2.0, p2.1), (p3.0, p3.1), (p4.0, p4.1), (p5.0, p5.1), (p6.0, p6.1), (p7.0, p7.1), (p8.0, p8.1)]) }
+    }
+
+    /// `execute(named:)` for 9 pairs, bound by their value's concrete types.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible, V2: DatabaseValueConvertible, V3: DatabaseValueConvertible, V4: DatabaseValueConvertible, V5: DatabaseValueConvertible, V6: DatabaseValueConvertible, V7: DatabaseValueConvertible, V8: DatabaseValueConvertible, V9: DatabaseValueConvertible>(named p1: (String, V1), _ p2: (String, V2), _ p3: (String, V3), _ p4: (String, V4), _ p5: (String, V5), _ p6: (String, V6), _ p7: (String, V7), _ p8: (String, V8), _ p9: (String, V9)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.bind(p2.0, p2.1)
+        try binder.bind(p3.0, p3.1)
+        try binder.bind(p4.0, p4.1)
+        try binder.bind(p5.0, p5.1)
+        try binder.bind(p6.0, p6.1)
+        try binder.bind(p7.0, p7.1)
+        try binder.bind(p8.0, p8.1)
+        try binder.bind(p9.0, p9.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1), (p2.0, p2.1), (p3.0, p3.1), (p4.0, p4.1), (p5.0, p5.1), (p6.0, p6.1), (p7.0, p7.1), (p8.0, p8.1), (p9.0, p9.1)]) }
+    }
+
+    /// `execute(named:)` for 10 pairs, bound by their value's concrete types.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible, V2: DatabaseValueConvertible, V3: DatabaseValueConvertible, V4: DatabaseValueConvertible, V5: DatabaseValueConvertible, V6: DatabaseValueConvertible, V7: DatabaseValueConvertible, V8: DatabaseValueConvertible, V9: DatabaseValueConvertible, V10: DatabaseValueConvertible>(named p1: (String, V1), _ p2: (String, V2), _ p3: (String, V3), _ p4: (String, V4), _ p5: (String, V5), _ p6: (String, V6), _ p7: (String, V7), _ p8: (String, V8), _ p9: (String, V9), _ p10: (String, V10)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.bind(p2.0, p2.1)
+        try binder.bind(p3.0, p3.1)
+        try binder.bind(p4.0, p4.1)
+        try binder.bind(p5.0, p5.1)
+        try binder.bind(p6.0, p6.1)
+        try binder.bind(p7.0, p7.1)
+        try binder.bind(p8.0, p8.1)
+        try binder.bind(p9.0, p9.1)
+        try binder.bind(p10.0, p10.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1), (p2.0, p2.1), (p3.0, p3.1), (p4.0, p4.1), (p5.0, p5.1), (p6.0, p6.1), (p7.0, p7.1), (p8.0, p8.1), (p9.0, p9.1), (p10.0, p10.1)]) }
+    }
+
+    /// `execute(named:)` for 11 pairs, bound by their value's concrete types.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible, V2: DatabaseValueConvertible, V3: DatabaseValueConvertible, V4: DatabaseValueConvertible, V5: DatabaseValueConvertible, V6: DatabaseValueConvertible, V7: DatabaseValueConvertible, V8: DatabaseValueConvertible, V9: DatabaseValueConvertible, V10: DatabaseValueConvertible, V11: DatabaseValueConvertible>(named p1: (String, V1), _ p2: (String, V2), _ p3: (String, V3), _ p4: (String, V4), _ p5: (String, V5), _ p6: (String, V6), _ p7: (String, V7), _ p8: (String, V8), _ p9: (String, V9), _ p10: (String, V10), _ p11: (String, V11)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.bind(p2.0, p2.1)
+        try binder.bind(p3.0, p3.1)
+        try binder.bind(p4.0, p4.1)
+        try binder.bind(p5.0, p5.1)
+        try binder.bind(p6.0, p6.1)
+        try binder.bind(p7.0, p7.1)
+        try binder.bind(p8.0, p8.1)
+        try binder.bind(p9.0, p9.1)
+        try binder.bind(p10.0, p10.1)
+        try binder.bind(p11.0, p11.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1), (p2.0, p2.1), (p3.0, p3.1), (p4.0, p4.1), (p5.0, p5.1), (p6.0, p6.1), (p7.0, p7.1), (p8.0, p8.1), (p9.0, p9.1), (p10.0, p10.1), (p11.0, p11.1)]) }
+    }
+
+    /// `execute(named:)` for 12 pairs, bound by their value's concrete types.
+    @_documentation(visibility: private)
+    @inlinable @inline(__always)
+    public func execute<V1: DatabaseValueConvertible, V2: DatabaseValueConvertible, V3: DatabaseValueConvertible, V4: DatabaseValueConvertible, V5: DatabaseValueConvertible, V6: DatabaseValueConvertible, V7: DatabaseValueConvertible, V8: DatabaseValueConvertible, V9: DatabaseValueConvertible, V10: DatabaseValueConvertible, V11: DatabaseValueConvertible, V12: DatabaseValueConvertible>(named p1: (String, V1), _ p2: (String, V2), _ p3: (String, V3), _ p4: (String, V4), _ p5: (String, V5), _ p6: (String, V6), _ p7: (String, V7), _ p8: (String, V8), _ p9: (String, V9), _ p10: (String, V10), _ p11: (String, V11), _ p12: (String, V12)) throws {
+        try prepareForBinding()
+        var binder = NamedBinder(self)
+        try binder.bind(p1.0, p1.1)
+        try binder.bind(p2.0, p2.1)
+        try binder.bind(p3.0, p3.1)
+        try binder.bind(p4.0, p4.1)
+        try binder.bind(p5.0, p5.1)
+        try binder.bind(p6.0, p6.1)
+        try binder.bind(p7.0, p7.1)
+        try binder.bind(p8.0, p8.1)
+        try binder.bind(p9.0, p9.1)
+        try binder.bind(p10.0, p10.1)
+        try binder.bind(p11.0, p11.1)
+        try binder.bind(p12.0, p12.1)
+        try binder.finish()
+        try runBound { StatementArguments(namedPairs: [(p1.0, p1.1), (p2.0, p2.1), (p3.0, p3.1), (p4.0, p4.1), (p5.0, p5.1), (p6.0, p6.1), (p7.0, p7.1), (p8.0, p8.1), (p9.0, p9.1), (p10.0, p10.1), (p11.0, p11.1), (p12.0, p12.1)]) }
+    }
 }
