@@ -8,6 +8,12 @@ import StrataSQLite
 struct NamedBinder {
     @usableFromInline
     unowned(unsafe) let statement: Statement
+    /// The statement's parameter names, read once per run (each read of
+    /// the statement's property would retain the array).
+    @usableFromInline
+    let names: [String?]
+    @usableFromInline
+    let sqliteStatement: OpaquePointer
     /// The number of pairs bound so far.
     @usableFromInline
     var count: Int32 = 0
@@ -19,16 +25,18 @@ struct NamedBinder {
     @inlinable
     init(_ statement: Statement) {
         self.statement = statement
+        self.names = statement.parameterNames
+        self.sqliteStatement = statement.sqliteStatement
     }
 
     @inlinable @inline(__always)
     mutating func bind<Value: DatabaseValueConvertible>(_ name: String, _ value: Value) throws {
         let position = count + 1
         count = position
-        if bound == nil, Int(position) <= statement.parameterCount, statement.parameterNames[Int(position) - 1] == name {
-            try value.bind(to: statement.sqliteStatement, at: position)
+        if bound == nil, Int(position) <= names.count, names[Int(position) - 1] == name {
+            try value.bind(to: sqliteStatement, at: position)
         } else {
-            try value.bind(to: statement.sqliteStatement, at: index(named: name))
+            try value.bind(to: sqliteStatement, at: index(named: name))
         }
     }
 
@@ -43,7 +51,7 @@ struct NamedBinder {
             bound = marks
         }
         let bare = StatementArguments.bareName(name)
-        guard let index = statement.parameterNames.firstIndex(where: { $0 == bare }) else {
+        guard let index = names.firstIndex(where: { $0 == bare }) else {
             statement.resetQuietly()
             throw SQLiteError.misuse("unknown argument name: \(bare)", sql: statement.sql)
         }
@@ -60,7 +68,7 @@ struct NamedBinder {
     func finish() throws {
         if let bound {
             if !bound.contains(false) { return }
-        } else if Int(count) == statement.parameterCount {
+        } else if Int(count) == names.count {
             return
         }
         try missing()
