@@ -294,6 +294,14 @@ final class UploadQueue: TransactionObserver {
             SELECT title FROM \(identifier: "books") WHERE rating >= \(minimum) ORDER BY title
             """)
         #expect(good.count == 2)
+
+        let insertBook = try db.prepareInsert(into: books, title, year, authorID)
+        try db.transaction {
+            for (bookTitle, published) in [("Sense and Sensibility", 1811), ("Mansfield Park", 1814)] {
+                try insertBook.run(bookTitle, published, austen)
+            }
+        }
+        #expect(try byAusten.fetchCount(db) == 4)
     }
 
     // MARK: - Records (DocC)

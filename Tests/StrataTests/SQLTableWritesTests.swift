@@ -87,6 +87,36 @@ private let url = Column<String?>("url")
         #expect(try String.fetchAll(db, sql: "SELECT body FROM notes ORDER BY rowid") == ["first", "second"])
     }
 
+    @Test(arguments: TestStorage.allCases)
+    func preparedInsertsTakeTheColumnsTypes(_ storage: TestStorage) throws {
+        let db = try makeMovies(storage)
+        let insertMovie = try db.prepareInsert(into: movies, title, year, url)
+        #expect(insertMovie.statement.sql == "INSERT INTO \"movies\" (\"title\", \"year\", \"url\") VALUES (?, ?, ?)")
+        let rowIDs = try db.transaction {
+            [try insertMovie.run("Heat", 1995, nil), try insertMovie.run("Ronin", 1998, "https://example.com/ronin")]
+        }
+        #expect(rowIDs == [1, 2])
+        #expect(try Row.fetchAll(db, sql: "SELECT id, title, year, likes, url FROM movies ORDER BY id").map(\.databaseValues) == [
+            [1, "Heat", 1995, 0, .null], [2, "Ronin", 1998, 0, "https://example.com/ronin"],
+        ])
+        // A constraint error names the values and keeps what was inserted.
+        let duplicate = try #require(throws: SQLiteError.self) { try insertMovie.run("Heat", 2000, nil) }
+        #expect(duplicate.code == .constraintUnique)
+        #expect(duplicate.arguments?.description == "['Heat', 2000, NULL]")
+        #expect(try movies.fetchCount(db) == 2)
+        // INSERT OR IGNORE skips the row; the rowid stays the last inserted.
+        let insertOrIgnore = try db.prepareInsert(into: movies, or: .ignore, title, year)
+        try insertOrIgnore.run("Heat", 2001)
+        try insertOrIgnore.run("Alien", 1979)
+        #expect(try String.fetchAll(db, sql: "SELECT title FROM movies ORDER BY id") == ["Heat", "Ronin", "Alien"])
+        // Only columns, and only existing ones.
+        let refused = try #require(throws: SQLiteError.self) { try db.prepareInsert(into: movies, year + 1) }
+        #expect(refused.code == .misuse)
+        #expect(refused.message == "prepareInsert takes columns, not the expression (\"year\" + ?)")
+        expectError(.error) { try db.prepareInsert(into: movies, Column<Int>("stars")) }
+        expectError(.error) { try db.prepareInsert(into: SQLTable("nowhere"), title) }
+    }
+
     @Test func insertOrReplaceAndIgnore() throws {
         let db = try makeMovies(.memory)
         try db.run(movies.insert(title <- "Heat", year <- 1995))

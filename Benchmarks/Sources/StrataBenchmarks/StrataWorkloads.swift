@@ -176,6 +176,19 @@ enum StrataBench {
         return rowCount
     }
 
+    static func insertPrepared(_ path: String, rowCount: Int) throws -> Int {
+        let db = try Database(path: path)
+        try db.execute(sql: createItems)
+        let c = columns
+        try db.transaction {
+            let insert = try db.prepareInsert(into: items, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9])
+            for row in 0..<rowCount {
+                try insert.run(row, row + 1, row + 2, row + 3, row + 4, row + 5, row + 6, row + 7, row + 8, row + 9)
+            }
+        }
+        return rowCount
+    }
+
     static func insertCodable(_ path: String, rowCount: Int) throws -> Int {
         let db = try Database(path: path)
         try db.execute(sql: createItems)

@@ -46,6 +46,8 @@ var workloads: [Workload] = [
              strata: { try StrataBench.insertNamedBinding(insertPath, rowCount: insertRows) }, grdb: nil),
     Workload(name: "insert, typed DSL setters", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
              strata: { try StrataBench.insertDSL(insertPath, rowCount: insertRows) }, grdb: nil),
+    Workload(name: "insert, typed DSL prepared insert (prepareInsert)", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
+             strata: { try StrataBench.insertPrepared(insertPath, rowCount: insertRows) }, grdb: nil),
     Workload(name: "insert, Codable records", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },
              strata: { try StrataBench.insertCodable(insertPath, rowCount: insertRows) }, grdb: { try GRDBBench.insertCodable(insertPath, rowCount: insertRows) }),
     Workload(name: "insert, @Record records (generated encodeColumns(into:))", prepare: freshInsertDatabase, raw: { try RawC.insert(insertPath, rowCount: insertRows) },

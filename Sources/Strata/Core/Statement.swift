@@ -220,6 +220,13 @@ public final class Statement {
         }
     }
 
+    /// The rowid of the connection's latest INSERT (the statement ran, so
+    /// its connection is open).
+    @usableFromInline
+    var lastInsertedRowID: Int64 {
+        sqlite3_db_handle(sqliteStatement).map { sqlite3_last_insert_rowid($0) } ?? 0
+    }
+
     /// Checks the connection and resets the statement for new bindings.
     @usableFromInline
     func prepareForBinding() throws {
