@@ -66,7 +66,8 @@ struct SQLiteBrowser: Sendable {
         }
     }
 
-    /// The SQL of a table page; the filter's value is an argument.
+    /// The SQL of a table page; the filter's value is an argument. With a
+    /// value but no column, a row matches when any of its columns equals it.
     func tableQuery(_ db: Database, table: String, sort: String?, descending: Bool, column: String?, value: String?) throws -> (sql: String, arguments: StatementArguments) {
         let known = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table])
         guard !known.isEmpty else { throw DocumentError(.notFound, "No table or view named \(table)") }
@@ -76,6 +77,10 @@ struct SQLiteBrowser: Sendable {
             guard known.contains(column) else { throw DocumentError(.badRequest, "No column named \(column) in \(table)") }
             sql += " WHERE \(quoteIdentifier(column)) = ?"
             arguments = [value ?? ""]
+        } else if let value, !value.isEmpty {
+            // Any column: the rows where one of them equals the value.
+            sql += " WHERE " + known.map { "\(quoteIdentifier($0)) = ?1" }.joined(separator: " OR ")
+            arguments = [value]
         }
         if let sort, !sort.isEmpty {
             guard known.contains(sort) else { throw DocumentError(.badRequest, "No column named \(sort) in \(table)") }

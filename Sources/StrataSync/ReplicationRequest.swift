@@ -54,6 +54,31 @@ package struct ReplicationRequest: Sendable {
         return parts.string ?? text
     }
 
+    /// Whether `spec` names a database of this server that does not exist
+    /// yet and is to be created: it is created only once the source
+    /// answers (``checkSource(_:)``), as CouchDB opens the source first, so
+    /// an unreachable source leaves no new, empty target behind.
+    package static func targetNeedsCreating(_ spec: JSON, create: Bool, in databases: any DatabaseResolver) -> Bool {
+        let text = label(spec).lowercased()
+        guard create, !text.hasPrefix("http://"), !text.hasPrefix("https://") else { return false }
+        return !databases.exists(label(spec))
+    }
+
+    /// Throws a ``ReplicationError`` when the source cannot be reached or
+    /// does not exist.
+    package static func checkSource(_ source: any DocumentStore) async throws {
+        let exists: Bool
+        do {
+            exists = try await source.exists()
+        } catch {
+            throw ReplicationError(reason: "could not open the source \(source.location): \(error)", underlying: error as? RemoteError)
+        }
+        guard exists else {
+            throw ReplicationError(reason: "the source \(source.location) does not exist",
+                                   underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(source.location)"))
+        }
+    }
+
     /// A side of a replication: a local database's name, a URL, or
     /// `{"url", "headers": {"Authorization"}}` / `{"url", "auth": {"basic": {…}}}`.
     package static func store(_ spec: JSON, create: Bool, in databases: any DatabaseResolver) throws -> any DocumentStore {

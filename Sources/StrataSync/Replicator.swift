@@ -57,16 +57,18 @@ public struct Replicator: Sendable {
     public func run(progress report: (@Sendable (ReplicationProgress) -> Void)? = nil) async throws -> ReplicationProgress {
         let source = sourcePeer
         let target = targetPeer
+        // The source first, as CouchDB opens it: a source that cannot be
+        // reached leaves no new, empty target behind.
+        guard try await attempt("open the source", { try await source.exists() }) else {
+            throw ReplicationError(reason: "the source \(self.source.location) does not exist",
+                                   underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(self.source.location)"))
+        }
         if try await !attempt("open the target", { try await target.exists() }) {
             guard options.createTarget else {
                 throw ReplicationError(reason: "the target \(self.target.location) does not exist (create it, or ask for it to be created: createTarget, --create-target)",
                                        underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(self.target.location)"))
             }
             try await attempt("create the target") { try await target.create() }
-        }
-        guard try await attempt("open the source", { try await source.exists() }) else {
-            throw ReplicationError(reason: "the source \(self.source.location) does not exist",
-                                   underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(self.source.location)"))
         }
         let replicationID = try await self.replicationID(source, target)
         let checkpoints = try await attempt("read the checkpoints") {

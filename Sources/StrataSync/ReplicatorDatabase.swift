@@ -168,15 +168,24 @@ package final class ReplicatorDatabase: Sendable {
             return
         }
         let request: ReplicationRequest
-        let replicator: Replicator
+        let makeReplicator: @Sendable () async throws -> Replicator
         do {
             request = try ReplicationRequest(document)
             // The scheduler retries a crashed job itself, with its own back-off.
             var options = request.options
             options.retries = 3
-            replicator = Replicator(source: try ReplicationRequest.store(request.source, create: false, in: server),
-                                    target: try ReplicationRequest.store(request.target, create: request.options.createTarget, in: server),
-                                    options: options)
+            let source = try ReplicationRequest.store(request.source, create: false, in: server)
+            let targetSpec = request.target
+            if ReplicationRequest.targetNeedsCreating(targetSpec, create: options.createTarget, in: server) {
+                // Created by the job once the source answers.
+                makeReplicator = { [options] in
+                    try await ReplicationRequest.checkSource(source)
+                    return Replicator(source: source, target: try ReplicationRequest.store(targetSpec, create: true, in: server), options: options)
+                }
+            } else {
+                let replicator = Replicator(source: source, target: try ReplicationRequest.store(targetSpec, create: false, in: server), options: options)
+                makeReplicator = { replicator }
+            }
         } catch {
             let reason = (error as? DocumentError)?.reason ?? "\(error)"
             documents.withLock { $0[id] = Entry(fingerprint: fingerprint, source: source, target: target, state: "failed", error: reason) }
@@ -187,17 +196,17 @@ package final class ReplicatorDatabase: Sendable {
         }
         var entry = Entry(fingerprint: fingerprint, replicationID: request.id, source: source, target: target, state: "running")
         entry.continuous = request.options.continuous
-        entry.task = Task { [weak self] in await self?.run(replicator, id: id, fingerprint: fingerprint, db: db) }
+        entry.task = Task { [weak self] in await self?.run(makeReplicator, id: id, fingerprint: fingerprint, db: db) }
         documents.withLock { $0[id] = entry }
     }
 
     /// Runs one document's job: again after a back-off when it fails, until
     /// it completes or the document changes.
-    private func run(_ replicator: Replicator, id: String, fingerprint: String, db: DocumentDatabase) async {
+    private func run(_ makeReplicator: @Sendable () async throws -> Replicator, id: String, fingerprint: String, db: DocumentDatabase) async {
         var backoff = initialBackoff
         while !Task.isCancelled {
             do {
-                let progress = try await replicator.run { [weak self] progress in
+                let progress = try await makeReplicator().run { [weak self] progress in
                     self?.update(id, fingerprint) {
                         $0.progress = progress
                         $0.state = "running"

@@ -93,6 +93,11 @@ import Testing
         // The filter's value is bound: a quote or SQL in it is only a value.
         (_, page) = try await server.send("GET", "/_sqlite/movies.sqlite/movies?column=year&value=1979", user: admin)
         #expect(page?["rows"]?.arrayValue?.map { $0.arrayValue?[1] } == [.string("Alien")])
+        // With no column, a row matches when any column equals the value.
+        (_, page) = try await server.send("GET", "/_sqlite/movies.sqlite/movies?value=Heat&sort=year&limit=1", user: admin)
+        #expect(page?["total_rows"] == 1 && page?["rows"]?.arrayValue?.map { $0.arrayValue?[1] } == [.string("Heat")])
+        (_, page) = try await server.send("GET", "/_sqlite/movies.sqlite/movies?value=1979", user: admin)
+        #expect(page?["rows"]?.arrayValue?.map { $0.arrayValue?[1] } == [.string("Alien")])
         let injected = "1' OR '1'='1".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         (_, page) = try await server.send("GET", "/_sqlite/movies.sqlite/movies?column=title&value=\(injected)", user: admin)
         #expect(page?["total_rows"] == 0)

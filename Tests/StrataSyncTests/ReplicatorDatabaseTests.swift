@@ -142,6 +142,42 @@ import Testing
         #expect(try await client.database("_replicator").document(id: "unreachable")["_replication_state"] == nil)
     }
 
+    /// As CouchDB opens the source first: a source that cannot be reached
+    /// leaves no new, empty target, through `_replicate` and through a
+    /// `_replicator` document; once it answers, the target is made.
+    @Test func anUnreachableSourceCreatesNoTarget() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let gone = try await RunningServer.start()
+        await gone.stopped()
+        let unreachable = gone.base.absoluteString + "/x"
+        let (status, answer) = try await server.send(
+            "POST", "/_replicate", json: #"{"source":"\#(unreachable)","target":"made-now","create_target":true}"#, user: admin)
+        #expect(status == 500 && answer?["error"] == "replication_failed", "\(answer?.text ?? "")")
+        #expect(try await server.send("GET", "/made-now", user: admin).0 == 404)
+        // A local source that does not exist: 404, and no target either.
+        #expect(try await server.send(
+            "POST", "/_replicate", json: #"{"source":"absent","target":"made-now","create_target":true}"#, user: admin).0 == 404)
+        #expect(try await server.send("GET", "/made-now", user: admin).0 == 404)
+
+        let body = #"{"source":"\#(unreachable)","target":"made-later","create_target":true}"#
+        #expect(try await server.send("PUT", "/_replicator/later", json: body, user: admin).0 == 201)
+        #expect(try await eventually {
+            let shown = try await server.send("GET", "/_scheduler/docs/_replicator/later", user: admin).1
+            return shown?["state"] == "crashing" && (shown?["error_count"]?.intValue ?? 0) >= 1
+        })
+        #expect(try await server.send("GET", "/made-later", user: admin).0 == 404)
+        // The same job with a source that answers makes its target.
+        let client = try server.client()
+        try await client.database("src").create()
+        let replicator = client.database("_replicator")
+        var document = try await replicator.document(id: "later")
+        document["source"] = "src"
+        _ = try await replicator.put(document)
+        #expect(try await eventually { (try? await replicator.document(id: "later"))?["_replication_state"] == "completed" })
+        #expect(try await server.send("GET", "/made-later", user: admin).0 == 200)
+    }
+
     @Test func continuousJobsStartAgainWithTheServerFromTheirCheckpoints() async throws {
         let directory = URL(fileURLWithPath: try makeTemporaryPath("couch"))
         let first = try await RunningServer.start(directory: directory)

@@ -13,6 +13,14 @@ struct ReplicationHandlers: Sendable {
     /// `POST /_replicate`: a one-shot replication answered when it ends, a
     /// continuous one started in the background (`cancel: true` stops it).
     /// Each side is a database of this server (by name) or a URL.
+    /// A replication's failure as CouchDB answers it: 404 `db_not_found`,
+    /// 401, 403, or 500 `replication_failed`.
+    static func replicationFailure(_ error: ReplicationError) -> DocumentError {
+        let status = error.underlying?.status ?? 500
+        let name = error.underlying?.error == "db_not_found" ? "db_not_found" : status == 401 ? "unauthorized" : status == 403 ? "forbidden" : "replication_failed"
+        return DocumentError(status: name == "db_not_found" ? 404 : DocumentError.Kind(rawValue: name)?.status ?? 500, error: name, reason: error.reason)
+    }
+
     func replicate(_ r: CouchRequest) async throws -> HTTPAnswer {
         let body = try r.object()
         if body["cancel"]?.boolValue == true, let id = body["replication_id"]?.stringValue {
@@ -28,6 +36,15 @@ struct ReplicationHandlers: Sendable {
             return HTTPAnswer(status: .ok, json: .object(["ok": true, "_local_id": .string(id)]))
         }
         let source = try ReplicationRequest.store(sourceSpec, create: false, in: server.registry)
+        if ReplicationRequest.targetNeedsCreating(targetSpec, create: options.createTarget, in: server.registry) {
+            // As CouchDB: the source is opened first, so one that cannot be
+            // reached leaves no new, empty target behind.
+            do {
+                try await ReplicationRequest.checkSource(source)
+            } catch let error as ReplicationError {
+                throw Self.replicationFailure(error)
+            }
+        }
         let target = try ReplicationRequest.store(targetSpec, create: options.createTarget, in: server.registry)
         let replicator = Replicator(source: source, target: target, options: options)
         if options.continuous {
@@ -42,10 +59,7 @@ struct ReplicationHandlers: Sendable {
         do {
             progress = try await replicator.run()
         } catch let error as ReplicationError {
-            let status = error.underlying?.status ?? 500
-            let name = error.underlying?.error == "db_not_found" ? "db_not_found" : status == 401 ? "unauthorized" : status == 403 ? "forbidden" : "replication_failed"
-            // CouchDB's own names: 404 db_not_found, 500 replication_failed.
-            throw DocumentError(status: name == "db_not_found" ? 404 : DocumentError.Kind(rawValue: name)?.status ?? 500, error: name, reason: error.reason)
+            throw Self.replicationFailure(error)
         }
         let seq = progress.lastSequence.json
         let history: JSON = .object([

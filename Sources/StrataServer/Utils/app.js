@@ -28,17 +28,28 @@ function el(tag, attributes, ...children) {
   return node;
 }
 
+/** Shows a page: its parts (null, undefined and false are left out, as in
+ * el()), from the top. */
 function show(...nodes) {
-  main.replaceChildren(...nodes);
+  main.replaceChildren(...nodes.filter((node) => node !== undefined && node !== null && node !== false));
+  window.scrollTo(0, 0);
   main.focus({ preventScroll: true });
 }
 
-function toast(text) {
+/** A short message at the bottom. It belongs to the page shown now, or with
+ * `forNextPage` to the page the action goes to next; any other page hides it. */
+function toast(text, forNextPage) {
   const box = document.getElementById("toast");
   box.textContent = text;
   box.classList.add("show");
+  toast.generation = generation + (forNextPage ? 1 : 0);
   clearTimeout(toast.timer);
-  toast.timer = setTimeout(() => box.classList.remove("show"), 2500);
+  toast.timer = setTimeout(hideToast, 2500);
+}
+
+function hideToast() {
+  clearTimeout(toast.timer);
+  document.getElementById("toast").classList.remove("show");
 }
 
 function errorBox(text) { return el("div", { class: "error", role: "alert" }, text); }
@@ -155,7 +166,7 @@ async function databasesPage() {
   if (answer.status === 401) return loginPage();
   if (answer.status !== 200) return show(errorBox(reason(answer)));
   const infos = await Promise.all(answer.body.map((name) => api("GET", dbPath(name)).then((a) => a.body)));
-  const nameInput = el("input", { type: "text", id: "new-db-name", name: "name", placeholder: "name", required: true, pattern: "[a-z][a-z0-9_$()+/-]*", "aria-label": "New database name" });
+  const nameInput = el("input", { type: "text", id: "new-db-name", name: "name", placeholder: "name", required: true, pattern: "[a-z][a-z0-9_$\\(\\)+\\/\\-]*", "aria-label": "New database name" });
   const problem = el("div");
   const create = el("form", { class: "row", onsubmit: async (event) => {
     event.preventDefault();
@@ -205,7 +216,9 @@ async function documentsPage(db, params) {
       el("a", { class: "button", id: "new-doc", href: "#/db/" + enc(db) + "/new" }, "New document"),
       el("form", { class: "row", role: "search", onsubmit: (event) => { event.preventDefault(); go(0, search.value); } },
         search, el("button", { type: "submit", class: "secondary" }, "Search")),
-      el("span", { class: "muted" }, info.body ? info.body.doc_count + " documents" : "")),
+      el("span", { class: "muted", id: "doc-count" }, prefix
+        ? `${rows.length}${more ? "+" : ""} document${rows.length === 1 && !more ? "" : "s"} starting with “${prefix}”`
+        : info.body ? info.body.doc_count + " documents" : "")),
     table(["Id", "Revision"], rows.map((row) => el("tr", {},
       el("td", { class: "mono" }, el("a", { href: docLink(db, row.id) }, row.id)),
       el("td", { class: "mono muted" }, row.value.rev)))),
@@ -258,7 +271,7 @@ async function documentPage(db, id) {
       return;
     }
     if (answer.status !== 201 && answer.status !== 202) { problem.replaceChildren(errorBox(reason(answer))); return; }
-    toast("Saved " + answer.body.id + " at " + answer.body.rev);
+    toast("Saved " + answer.body.id + " at " + answer.body.rev, true);
     const target = docLink(db, answer.body.id);
     if (location.hash === target) route(); else location.hash = target;
   };
@@ -272,7 +285,7 @@ async function documentPage(db, id) {
     if (!confirm("Delete " + id + "?")) return;
     const answer = await api("DELETE", docPath(db, id) + "?rev=" + enc(current._rev));
     if (answer.status !== 200) { problem.replaceChildren(errorBox(reason(answer))); return; }
-    toast("Deleted " + id);
+    toast("Deleted " + id, true);
     location.hash = "#/db/" + enc(db);
   };
   const parts = [
@@ -402,6 +415,9 @@ async function replicationPage() {
       const answer = await api("POST", "/_replicator", doc);
       if (answer.status !== 201 && answer.status !== 202) { problem.replaceChildren(errorBox(reason(answer))); return; }
       problem.replaceChildren();
+      // The fields may hold a URL with its password: not kept in the page.
+      source.value = "";
+      target.value = "";
       toast("Replication " + answer.body.id + " started");
       refresh();
     } },
@@ -517,7 +533,8 @@ async function sqliteTablePage(file, name, params) {
   const value = params.get("value") || "";
   const query = new URLSearchParams({ limit: String(pageSize), skip: String(skip) });
   if (sort) { query.set("sort", sort); if (descending) query.set("descending", "true"); }
-  if (column) { query.set("column", column); query.set("value", value); }
+  if (column) query.set("column", column);
+  if (column || value) query.set("value", value);
   const base = "/_sqlite/" + enc(file) + "/" + enc(name);
   const answer = await api("GET", base + "?" + qs(query));
   if (answer.status === 401) return loginPage();
@@ -535,10 +552,10 @@ async function sqliteTablePage(file, name, params) {
   exportQuery.delete("limit"); exportQuery.delete("skip");
   const total = answer.body.total_rows;
   show(...head,
-    el("form", { class: "row panel", role: "search", onsubmit: (event) => { event.preventDefault(); go({ column: pick.value, value: pick.value ? wanted.value : "", skip: 0 }); } },
+    el("form", { class: "row panel", role: "search", onsubmit: (event) => { event.preventDefault(); go({ column: pick.value, value: wanted.value, skip: 0 }); } },
       el("label", { for: "filter-column" }, "Where"), pick, wanted,
       el("button", { type: "submit", id: "filter" }, "Filter"),
-      column ? el("button", { type: "button", class: "secondary", onclick: () => go({ column: "", value: "", skip: 0 }) }, "Clear") : null,
+      column || value ? el("button", { type: "button", class: "secondary", onclick: () => go({ column: "", value: "", skip: 0 }) }, "Clear") : null,
       el("span", { class: "muted" }, "Export:"),
       el("a", { class: "button secondary", id: "export-csv", href: base + "?" + qs(exportQuery) + "&format=csv" }, "CSV"),
       el("a", { class: "button secondary", id: "export-json", href: base + "?" + qs(exportQuery) + "&format=json" }, "JSON")),
@@ -555,6 +572,7 @@ async function sqliteTablePage(file, name, params) {
 
 async function route() {
   generation++;
+  if (toast.generation !== generation) hideToast();
   const hash = location.hash.replace(/^#/, "") || "/";
   const [path, queryText] = hash.split("?");
   const params = new URLSearchParams(queryText || "");
