@@ -283,6 +283,64 @@ def the_changes_feed_is_live():
 
 
 @test
+def a_views_query_with_couchdbs_options():
+    status, _ = call("PUT", "/voting/_design/stats", {"views": {"answers": {
+        "map": "function(doc) { if (doc.question) emit(doc._id, doc.answers.length); }", "reduce": "_sum"}}})
+    assert status == 201
+    go("#/db/voting/views")
+    Select(find("#view-name")).select_by_visible_text("stats/answers")
+    click("#run-view")
+    # Reduced over the whole view: 2 + 4 answers.
+    text_appears("#view-result", "6")
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#view-result tbody tr")) == 1
+    # Grouped by key: one row a question.
+    Select(find("#view-group")).select_by_visible_text("group by key")
+    click("#run-view")
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#view-result tbody tr")) == 2)
+    text_appears("#view-result", '"tabs-or-spaces"')
+    # The rows themselves with their documents, for one key.
+    click("#view-reduce")
+    click("#view-include_docs")
+    find("#view-key").send_keys('"best-season"')
+    click("#run-view")
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#view-result tbody tr")) == 1)
+    text_appears("#view-result", "Autumn")
+    assert "best-season" in find("#view-result a").text
+    shot("view-rows")
+    # The query is in the address: a bookmark opens the same rows.
+    bookmarked = driver.current_url
+    go("")
+    driver.get(bookmarked)
+    text_appears("#view-result", "Autumn")
+    # A key that is not JSON is refused in the page.
+    key = find("#view-key")
+    key.clear()
+    key.send_keys("best-season", Keys.ENTER)
+    text_appears("#view-result .error", "not JSON")
+
+
+@test
+def attachments_are_uploaded_opened_and_deleted():
+    path = os.path.join(ARTIFACTS, "note for the doc.txt")
+    with open(path, "w") as f:
+        f.write("hello from the browser\n")
+    go("#/db/voting/doc/tabs-or-spaces")
+    text_appears("main", "No attachments.")
+    find("#att-file").send_keys(path)
+    click("#att-upload")
+    link = wait.until(lambda d: d.find_element(By.XPATH, "//a[text()='note for the doc.txt']"))
+    body = driver.execute_async_script("fetch(arguments[0]).then(r => r.text()).then(arguments[1])", link.get_attribute("href"))
+    assert body == "hello from the browser\n", body
+    assert call("GET", "/voting/tabs-or-spaces")[1]["_attachments"]["note for the doc.txt"]["length"] == 23
+    shot("attachment")
+    row = link.find_element(By.XPATH, "ancestor::tr")
+    row.find_element(By.CSS_SELECTOR, "button.danger").click()
+    driver.switch_to.alert.accept()
+    wait.until(lambda d: "_attachments" not in call("GET", "/voting/tabs-or-spaces")[1])
+    text_appears("main", "No attachments.")
+
+
+@test
 def security_and_a_replication_with_its_progress():
     go("#/db/voting/security")
     find("#security")
@@ -319,6 +377,22 @@ def the_replication_form_forgets_the_password():
     assert "secret" not in find("#rep-source").get_attribute("value"), "the password stays in the form"
     assert "secret" not in find("main").text, "the password is shown"
     shot("replication-by-url")
+
+
+@test
+def replication_credentials_have_their_own_fields():
+    go("#/replication")
+    find("#rep-source").send_keys(BASE + "/voting")
+    find("#rep-source-user").send_keys("admin")
+    find("#rep-source-password").send_keys("secret")
+    find("#rep-target").send_keys("voting-by-fields")
+    click("#rep-start")
+    text_appears("#rep-jobs", "voting-by-fields")
+    wait.until(lambda d: call("GET", "/voting-by-fields")[0] == 200
+               and call("GET", "/voting-by-fields")[1]["doc_count"] == call("GET", "/voting")[1]["doc_count"])
+    for field in ["#rep-source", "#rep-source-user", "#rep-source-password"]:
+        assert find(field).get_attribute("value") == "", field + " keeps what was typed"
+    assert "secret" not in find("main").text
 
 
 @test

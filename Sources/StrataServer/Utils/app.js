@@ -86,6 +86,9 @@ function docPath(db, id) {
   return dbPath(db) + "/" + enc(id);
 }
 function docLink(db, id) { return "#/db/" + enc(db) + "/doc/" + enc(id); }
+/** An attachment's URL: each part of a name with slashes encoded alone, as
+ * CouchDB reads `/db/doc/a/b.txt` as the attachment `a/b.txt`. */
+function attachmentPath(db, id, name) { return docPath(db, id) + "/" + name.split("/").map(enc).join("/"); }
 
 function bytes(n) {
   if (n == null) return "";
@@ -117,6 +120,7 @@ function dbTabs(db, active) {
   const tab = (name, href, label) => el("a", { href, class: active === name ? "active" : null, "aria-current": active === name ? "page" : null }, label);
   return el("nav", { class: "tabs", "aria-label": "Database" },
     tab("docs", "#/db/" + enc(db), "Documents"),
+    tab("views", "#/db/" + enc(db) + "/views", "Views"),
     tab("changes", "#/db/" + enc(db) + "/changes", "Changes"),
     tab("find", "#/db/" + enc(db) + "/find", "Mango query"),
     tab("security", "#/db/" + enc(db) + "/security", "Security"));
@@ -317,11 +321,136 @@ async function documentPage(db, id) {
           } }, "Keep this revision")),
         el("pre", {}, pretty(bodies[i])))));
   }
+  if (!isNew) parts.push(...attachmentsPanel(db, id, current));
   if (!isNew && revsInfo.length) {
     parts.push(el("h2", {}, "Revisions"), table(["Revision", "Status"], revsInfo.map((info) => el("tr", {},
       el("td", { class: "mono" }, info.rev), el("td", {}, info.status)))));
   }
   show(...parts);
+}
+
+/** A document's attachments: open, download or delete each; upload a file. */
+function attachmentsPanel(db, id, doc) {
+  const attachments = Object.entries(doc._attachments || {});
+  const file = el("input", { type: "file", id: "att-file", "aria-label": "File to attach" });
+  const problem = el("div");
+  const upload = async (event) => {
+    event.preventDefault();
+    const chosen = file.files[0];
+    if (!chosen) { problem.replaceChildren(errorBox("Choose a file to attach.")); return; }
+    const response = await fetch(attachmentPath(db, id, chosen.name) + "?rev=" + enc(doc._rev), {
+      method: "PUT", credentials: "same-origin", body: chosen,
+      headers: { "Content-Type": chosen.type || "application/octet-stream", Accept: "application/json" } });
+    if (!response.ok) {
+      let body = null;
+      try { body = JSON.parse(await response.text()); } catch (e) { /* not JSON */ }
+      problem.replaceChildren(errorBox(reason({ status: response.status, body })));
+      return;
+    }
+    toast("Attached " + chosen.name, true);
+    route();
+  };
+  return [
+    el("h2", {}, "Attachments"),
+    attachments.length ? table(["Name", "Type", "Size", ""], attachments.map(([name, info]) => el("tr", {},
+      el("td", { class: "mono" }, el("a", { href: attachmentPath(db, id, name), target: "_blank", rel: "noopener" }, name)),
+      el("td", {}, info.content_type),
+      el("td", { class: "num" }, bytes(info.length)),
+      el("td", {}, el("div", { class: "row" },
+        el("a", { class: "button secondary", href: attachmentPath(db, id, name), download: name.split("/").pop() }, "Download"),
+        el("button", { type: "button", class: "danger", onclick: async () => {
+          if (!confirm("Delete the attachment " + name + "?")) return;
+          const gone = await api("DELETE", attachmentPath(db, id, name) + "?rev=" + enc(doc._rev));
+          if (gone.status !== 200) { problem.replaceChildren(errorBox(reason(gone))); return; }
+          toast("Deleted " + name, true);
+          route();
+        } }, "Delete")))))) : el("p", { class: "muted" }, "No attachments."),
+    el("form", { class: "row panel", onsubmit: upload }, file, el("button", { type: "submit", id: "att-upload", class: "secondary" }, "Upload"), problem),
+  ];
+}
+
+// ---- views -------------------------------------------------------------------------
+
+/** A design document's view, queried with CouchDB's options; the options
+ * live in the page's address, so a query can be bookmarked. */
+async function viewsPage(db, params) {
+  const answer = await api("GET", dbPath(db) + "/_design_docs?include_docs=true");
+  if (answer.status === 401) return loginPage();
+  const head = [dbCrumbs(db, "views"), el("h1", {}, db), dbTabs(db, "views")];
+  if (answer.status !== 200) return show(...head, errorBox(reason(answer)));
+  const views = [];
+  for (const row of answer.body.rows) {
+    for (const [view, functions] of Object.entries((row.doc && row.doc.views) || {})) {
+      views.push({ name: row.id.slice("_design/".length) + "/" + view, reduce: Boolean(functions && functions.reduce) });
+    }
+  }
+  if (!views.length) return show(...head, el("p", { class: "muted" }, "No design document of this database has views."));
+  const chosen = views.find((v) => v.name === params.get("view")) || views[0];
+  const pick = el("select", { id: "view-name", "aria-label": "View" }, views.map((v) => el("option", { value: v.name, selected: v === chosen }, v.name)));
+  const field = (name, placeholder) => el("input", { type: "text", id: "view-" + name, value: params.get(name) || "", placeholder, "aria-label": placeholder });
+  const key = field("key", "key (JSON)"), startkey = field("startkey", "start key (JSON)"), endkey = field("endkey", "end key (JSON)");
+  const check = (name, label, on) => [el("input", { type: "checkbox", id: "view-" + name, checked: on }), label];
+  const [reduce, reduceLabel] = check("reduce", "Reduce", params.get("reduce") !== "false");
+  const [includeDocs, docsLabel] = check("include_docs", "Include documents", params.get("include_docs") === "true");
+  const [descending, descendingLabel] = check("descending", "Descending", params.get("descending") === "true");
+  const grouping = params.get("group") || "none";
+  const group = el("select", { id: "view-group", "aria-label": "Grouping" },
+    ["none", "exact", "1", "2", "3"].map((g) => el("option", { value: g, selected: g === grouping },
+      g === "none" ? "no grouping" : g === "exact" ? "group by key" : "group level " + g)));
+  const pageSize = Math.min(Math.max(Number(params.get("limit") || 25), 1), 1000);
+  const limit = el("input", { type: "number", id: "view-limit", min: 1, max: 1000, value: pageSize, "aria-label": "Rows per page" });
+  const skip = Number(params.get("skip") || 0);
+  const go = (changes) => {
+    const next = new URLSearchParams({ view: pick.value, key: key.value, startkey: startkey.value, endkey: endkey.value,
+      reduce: String(reduce.checked), group: group.value, include_docs: String(includeDocs.checked),
+      descending: String(descending.checked), limit: limit.value, skip: "0" });
+    for (const [k, v] of Object.entries(changes || {})) next.set(k, String(v));
+    for (const k of [...next.keys()]) if (next.get(k) === "") next.delete(k);
+    location.hash = "#/db/" + enc(db) + "/views?" + next;
+  };
+  const out = el("div", { id: "view-result" });
+  show(...head,
+    el("form", { class: "panel", onsubmit: (event) => { event.preventDefault(); go(); } },
+      el("div", { class: "row" }, el("label", { for: "view-name" }, "View"), pick),
+      el("div", { class: "row" }, key, startkey, endkey),
+      el("div", { class: "row" },
+        chosen.reduce ? el("label", {}, reduce, reduceLabel) : null, chosen.reduce ? group : null,
+        el("label", {}, includeDocs, docsLabel), el("label", {}, descending, descendingLabel),
+        el("label", { for: "view-limit" }, "Rows", limit)),
+      el("div", { class: "row" }, el("button", { type: "submit", id: "run-view" }, "Run"))),
+    out);
+  if (!params.get("view")) return;
+  const query = new URLSearchParams({ limit: String(pageSize + 1), skip: String(skip) });
+  for (const [name, input] of [["key", key], ["startkey", startkey], ["endkey", endkey]]) {
+    if (!input.value) continue;
+    try { JSON.parse(input.value); } catch (e) { out.replaceChildren(errorBox(`The ${name} is not JSON: ${e.message}`)); return; }
+    query.set(name, input.value);
+  }
+  const reducing = chosen.reduce && reduce.checked;
+  if (chosen.reduce) query.set("reduce", String(reducing));
+  if (reducing && group.value === "exact") query.set("group", "true");
+  else if (reducing && group.value !== "none") query.set("group_level", group.value);
+  if (!reducing && includeDocs.checked) query.set("include_docs", "true");
+  if (descending.checked) query.set("descending", "true");
+  const [ddoc, view] = [chosen.name.slice(0, chosen.name.lastIndexOf("/")), chosen.name.slice(chosen.name.lastIndexOf("/") + 1)];
+  const result = await api("GET", dbPath(db) + "/_design/" + enc(ddoc) + "/_view/" + enc(view) + "?" + qs(query));
+  if (result.status !== 200) { out.replaceChildren(errorBox(reason(result))); return; }
+  const rows = result.body.rows.slice(0, pageSize);
+  const more = result.body.rows.length > pageSize;
+  const showDocs = !reducing && includeDocs.checked;
+  const headings = reducing ? ["Key", "Value"] : ["Key", "Value", "Id"].concat(showDocs ? ["Document"] : []);
+  out.replaceChildren(
+    el("p", { class: "muted", id: "view-count" }, rows.length
+      ? `Rows ${skip + 1}–${skip + rows.length}` + (result.body.total_rows !== undefined ? ` of ${result.body.total_rows} in the view` : "")
+      : "No rows."),
+    table(headings, rows.map((row) => el("tr", {},
+      el("td", { class: "mono" }, JSON.stringify(row.key)),
+      el("td", { class: "mono" }, JSON.stringify(row.value)),
+      reducing ? null : el("td", { class: "mono" }, row.id !== undefined ? el("a", { href: docLink(db, row.id) }, row.id) : ""),
+      showDocs ? el("td", {}, el("pre", {}, pretty(row.doc))) : null))),
+    el("div", { class: "row" },
+      el("button", { type: "button", class: "secondary", disabled: skip === 0, onclick: () => go({ skip: Math.max(0, skip - pageSize) }) }, "← Previous"),
+      el("button", { type: "button", class: "secondary", id: "view-next", disabled: !more, onclick: () => go({ skip: skip + pageSize }) }, "Next →")));
 }
 
 // ---- changes, Mango, security ------------------------------------------------------
@@ -402,8 +531,19 @@ async function securityPage(db) {
 
 async function replicationPage() {
   const mine = generation;
-  const source = el("input", { type: "text", id: "rep-source", required: true, placeholder: "a database name, or a URL with its credentials" });
-  const target = el("input", { type: "text", id: "rep-target", required: true, placeholder: "database name or URL" });
+  const source = el("input", { type: "text", id: "rep-source", required: true, placeholder: "a database name, or a URL" });
+  const target = el("input", { type: "text", id: "rep-target", required: true, placeholder: "a database name, or a URL" });
+  // Credentials for a URL, sent as the replication document's `auth` and
+  // never shown back (the document holds them; the list shows none).
+  const credentials = (side) => [
+    el("input", { type: "text", id: `rep-${side}-user`, autocomplete: "off", placeholder: "user (for a URL)", "aria-label": `${side} user` }),
+    el("input", { type: "password", id: `rep-${side}-password`, autocomplete: "new-password", placeholder: "password", "aria-label": `${side} password` }),
+  ];
+  const [sourceUser, sourcePassword] = credentials("source");
+  const [targetUser, targetPassword] = credentials("target");
+  const side = (input, user, password) => user.value
+    ? { url: input.value.trim(), auth: { basic: { username: user.value, password: password.value } } }
+    : input.value.trim();
   const continuous = el("input", { type: "checkbox", id: "rep-continuous" });
   const create = el("input", { type: "checkbox", id: "rep-create", checked: true });
   const problem = el("div");
@@ -411,19 +551,21 @@ async function replicationPage() {
   show(el("h1", {}, "Replication"),
     el("form", { class: "panel", onsubmit: async (event) => {
       event.preventDefault();
-      const doc = { source: source.value.trim(), target: target.value.trim(), create_target: create.checked, continuous: continuous.checked };
+      const doc = { source: side(source, sourceUser, sourcePassword), target: side(target, targetUser, targetPassword),
+        create_target: create.checked, continuous: continuous.checked };
       const answer = await api("POST", "/_replicator", doc);
       if (answer.status !== 201 && answer.status !== 202) { problem.replaceChildren(errorBox(reason(answer))); return; }
       problem.replaceChildren();
       // The fields may hold a URL with its password: not kept in the page.
-      source.value = "";
-      target.value = "";
+      for (const input of [source, target, sourceUser, sourcePassword, targetUser, targetPassword]) input.value = "";
       toast("Replication " + answer.body.id + " started");
       refresh();
     } },
       el("p", { class: "muted" }, "Starts a replication document in _replicator: the server runs it, and again after a restart."),
       el("label", { class: "block", for: "rep-source" }, "Source", source),
+      el("div", { class: "row credentials" }, sourceUser, sourcePassword),
       el("label", { class: "block", for: "rep-target" }, "Target", target),
+      el("div", { class: "row credentials" }, targetUser, targetPassword),
       el("div", { class: "row" }, el("label", {}, continuous, "Continuous"), el("label", {}, create, "Create the target")),
       problem,
       el("div", { class: "row" }, el("button", { type: "submit", id: "rep-start" }, "Replicate"))),
@@ -588,6 +730,7 @@ async function route() {
       if (parts[2] === "doc") return await documentPage(db, parts.slice(3).join("/"));
       if (parts[2] === "new") return await documentPage(db, null);
       if (parts[2] === "changes") return await changesPage(db);
+      if (parts[2] === "views") return await viewsPage(db, params);
       if (parts[2] === "find") return await findPage(db);
       if (parts[2] === "security") return await securityPage(db);
     }
