@@ -223,6 +223,47 @@ def a_prefix_search_counts_its_own_results():
 
 
 @test
+def the_documents_list_shows_fields_json_conflicts_and_design_documents():
+    call("PUT", "/voting/clash?new_edits=false", {"_id": "clash", "_rev": "1-aaaa", "side": "a"})
+    call("PUT", "/voting/clash?new_edits=false", {"_id": "clash", "_rev": "1-bbbb", "side": "b"})
+    go("#/db/voting")
+    text_appears("tbody", "clash")
+    row = [r for r in driver.find_elements(By.CSS_SELECTOR, "tbody tr") if r.text.startswith("clash")][0]
+    assert row.find_elements(By.CSS_SELECTOR, ".conflict-mark"), "a conflicted document is not marked"
+    # Chosen fields as columns.
+    Select(find("#show-as")).select_by_visible_text("chosen fields")
+    find("#show-fields").send_keys("question, answers.0.answer", Keys.ENTER)
+    text_appears("thead", "answers.0.answer")
+    text_appears("tbody", "Tabs or spaces?")
+    text_appears("tbody", "Spring")
+    shot("documents-fields")
+    # Documents as JSON.
+    Select(find("#show-as")).select_by_visible_text("documents (JSON)")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "tbody pre"))
+    text_appears("tbody", '"question": "Tabs or spaces?"')
+    # Design documents only.
+    click("#design-only")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "tbody tr")
+               and all(r.text.startswith("_design/") for r in d.find_elements(By.CSS_SELECTOR, "tbody tr")))
+
+
+@test
+def several_documents_deleted_at_once():
+    for name in ["gone-1", "gone-2", "kept"]:
+        call("PUT", "/voting/" + name, {"n": 1})
+    go("#/db/voting?prefix=gone")
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "tbody tr")) == 2)
+    assert not find("#delete-selected").is_enabled()
+    for box in driver.find_elements(By.CSS_SELECTOR, "tbody input.pick"):
+        box.click()
+    click("#delete-selected")
+    driver.switch_to.alert.accept()
+    wait.until(lambda d: call("GET", "/voting/gone-1")[0] == 404 and call("GET", "/voting/gone-2")[0] == 404)
+    assert call("GET", "/voting/kept")[0] == 200
+    text_appears("main", "No document id starts with that.")
+
+
+@test
 def a_conflict_is_shown_with_the_current_revision():
     go("#/db/voting/doc/best-season")
     find("#source")
@@ -271,6 +312,24 @@ def markup_in_a_document_shows_as_text():
     assert not driver.find_elements(By.CSS_SELECTOR, "#find-result img, #find-result script")
     no_xss()
     shot("mango")
+
+
+@test
+def mango_indexes_and_explain():
+    go("#/db/voting/find")
+    find("#indexes")
+    find("#index-fields").send_keys("question")
+    find("#index-name").send_keys("by-question", Keys.ENTER)
+    text_appears("#indexes", "by-question")
+    paste("#mango", json.dumps({"selector": {"question": {"$gt": None}}}))
+    click("#explain-find")
+    text_appears("#explain-index", "by-question")
+    shot("mango-explain")
+    row = wait.until(lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#indexes tbody tr") if "by-question" in r.text])[0]
+    row.find_element(By.CSS_SELECTOR, "button.danger").click()
+    driver.switch_to.alert.accept()
+    wait.until(lambda d: "by-question" not in d.find_element(By.ID, "indexes").text)
+    assert all(i["name"] != "by-question" for i in call("GET", "/voting/_index")[1]["indexes"])
 
 
 @test

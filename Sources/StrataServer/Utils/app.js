@@ -200,37 +200,96 @@ async function databasesPage() {
 
 // ---- documents -----------------------------------------------------------------
 
+/** A member of a document by a dotted path (`answers.0.answer`). */
+function member(doc, path) {
+  let value = doc;
+  for (const part of path.split(".")) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = value[part];
+  }
+  return value;
+}
+
 async function documentsPage(db, params) {
   const pageSize = 25;
   const skip = Number(params.get("skip") || 0);
   const prefix = params.get("prefix") || "";
-  const query = new URLSearchParams({ limit: String(pageSize + 1), skip: String(skip) });
-  if (prefix) { query.set("startkey", JSON.stringify(prefix)); query.set("endkey", JSON.stringify(prefix + "\ufff0")); }
+  const design = params.get("design") === "true";
+  const mode = ["ids", "fields", "json"].includes(params.get("show")) ? params.get("show") : "ids";
+  const fieldList = (params.get("fields") || "").split(",").map((f) => f.trim()).filter(Boolean);
+  const query = new URLSearchParams({ limit: String(pageSize + 1), skip: String(skip), include_docs: "true", conflicts: "true" });
+  const start = (design ? "_design/" : "") + prefix;
+  if (start) { query.set("startkey", JSON.stringify(start)); query.set("endkey", JSON.stringify(start + "\ufff0")); }
   const [answer, info] = await Promise.all([api("GET", dbPath(db) + "/_all_docs?" + qs(query)), api("GET", dbPath(db))]);
   if (answer.status === 401) return loginPage();
   if (answer.status !== 200) return show(crumbs(el("a", { href: "#/" }, "Databases"), db), errorBox(reason(answer)));
   const rows = answer.body.rows.slice(0, pageSize);
   const more = answer.body.rows.length > pageSize;
   const search = el("input", { type: "search", id: "id-prefix", name: "prefix", value: prefix, placeholder: "id starts with…", "aria-label": "Search by id prefix" });
-  const go = (s, p) => { location.hash = "#/db/" + enc(db) + "?" + new URLSearchParams({ skip: String(s), prefix: p }); };
+  const designOnly = el("input", { type: "checkbox", id: "design-only", checked: design });
+  const showAs = el("select", { id: "show-as", "aria-label": "Show" },
+    [["ids", "ids"], ["fields", "chosen fields"], ["json", "documents (JSON)"]].map(([value, label]) => el("option", { value, selected: value === mode }, label)));
+  const fields = el("input", { type: "text", id: "show-fields", value: fieldList.join(", "), placeholder: "fields: title, author.name", "aria-label": "Fields to show" });
+  const go = (changes) => {
+    const next = new URLSearchParams({ skip: "0", prefix: search.value, design: String(designOnly.checked), show: showAs.value, fields: fields.value });
+    for (const [k, v] of Object.entries(changes || {})) next.set(k, String(v));
+    for (const k of [...next.keys()]) if (next.get(k) === "" || next.get(k) === "false") next.delete(k);
+    location.hash = "#/db/" + enc(db) + "?" + next;
+  };
+  const problem = el("div");
+  const selected = () => [...main.querySelectorAll("input.pick:checked")];
+  const removeSelected = el("button", { type: "button", class: "danger", id: "delete-selected", disabled: true, onclick: async () => {
+    const picks = selected();
+    if (!picks.length || !confirm(`Delete ${picks.length} document${picks.length === 1 ? "" : "s"}?`)) return;
+    const docs = picks.map((pick) => ({ _id: pick.dataset.id, _rev: pick.dataset.rev, _deleted: true }));
+    const answer = await api("POST", dbPath(db) + "/_bulk_docs", { docs });
+    if (answer.status !== 201) { problem.replaceChildren(errorBox(reason(answer))); return; }
+    const refused = answer.body.filter((r) => r.error);
+    toast(`Deleted ${docs.length - refused.length} of ${docs.length}` + (refused.length ? `; ${refused[0].id}: ${refused[0].reason}` : ""), true);
+    route();
+  } }, "Delete selected");
+  const headings = [el("span", { class: "visually-hidden" }, "Select"), "Id", "Revision"]
+    .concat(mode === "fields" ? fieldList : mode === "json" ? ["Document"] : []);
+  const tableRows = rows.map((row) => {
+    const doc = row.doc || {};
+    const conflicts = doc._conflicts || [];
+    return el("tr", {},
+      el("td", {}, el("input", { type: "checkbox", class: "pick", "data-id": row.id, "data-rev": row.value.rev,
+        "aria-label": "Select " + row.id, onchange: () => { removeSelected.disabled = !selected().length; } })),
+      el("td", { class: "mono" }, el("a", { href: docLink(db, row.id) }, row.id),
+        conflicts.length ? el("span", { class: "pill failed conflict-mark", title: conflicts.join(", ") }, ` ${conflicts.length} conflict${conflicts.length === 1 ? "" : "s"}`) : null),
+      el("td", { class: "mono muted" }, row.value.rev),
+      mode === "fields" ? fieldList.map((f) => {
+        const value = member(doc, f);
+        return el("td", { class: typeof value === "number" ? "num" : "mono" }, value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value));
+      }) : null,
+      mode === "json" ? el("td", {}, el("pre", { class: "preview" }, pretty(Object.fromEntries(Object.entries(doc).filter(([k]) => k !== "_conflicts"))))) : null);
+  });
   show(crumbs(el("a", { href: "#/" }, "Databases"), db),
     el("h1", {}, db),
     dbTabs(db, "docs"),
     el("div", { class: "row" },
       el("a", { class: "button", id: "new-doc", href: "#/db/" + enc(db) + "/new" }, "New document"),
-      el("form", { class: "row", role: "search", onsubmit: (event) => { event.preventDefault(); go(0, search.value); } },
+      el("form", { class: "row", role: "search", onsubmit: (event) => { event.preventDefault(); go(); } },
         search, el("button", { type: "submit", class: "secondary" }, "Search")),
-      el("span", { class: "muted", id: "doc-count" }, prefix
-        ? `${rows.length}${more ? "+" : ""} document${rows.length === 1 && !more ? "" : "s"} starting with “${prefix}”`
+      el("span", { class: "muted", id: "doc-count" }, prefix || design
+        ? `${rows.length}${more ? "+" : ""} ${design ? "design " : ""}document${rows.length === 1 && !more ? "" : "s"}` + (prefix ? ` starting with “${prefix}”` : "")
         : info.body ? info.body.doc_count + " documents" : "")),
-    table(["Id", "Revision"], rows.map((row) => el("tr", {},
-      el("td", { class: "mono" }, el("a", { href: docLink(db, row.id) }, row.id)),
-      el("td", { class: "mono muted" }, row.value.rev)))),
-    rows.length ? null : el("p", { class: "muted" }, prefix ? "No document id starts with that." : "No documents yet."),
+    el("form", { class: "row", onsubmit: (event) => { event.preventDefault(); go(); } },
+      el("label", {}, designOnly, "Design documents only"),
+      el("label", { for: "show-as" }, "Show"), showAs, fields,
+      el("button", { type: "submit", class: "secondary", id: "apply-show" }, "Apply"),
+      removeSelected),
+    problem,
+    table(headings, tableRows),
+    rows.length ? null : el("p", { class: "muted" }, prefix ? "No document id starts with that." : design ? "No design documents." : "No documents yet."),
     el("div", { class: "row" },
-      el("button", { type: "button", class: "secondary", disabled: skip === 0, onclick: () => go(Math.max(0, skip - pageSize), prefix) }, "← Previous"),
+      el("button", { type: "button", class: "secondary", disabled: skip === 0, onclick: () => go({ skip: Math.max(0, skip - pageSize) }) }, "← Previous"),
       el("span", { class: "muted" }, rows.length ? `${skip + 1}–${skip + rows.length}` : ""),
-      el("button", { type: "button", class: "secondary", disabled: !more, onclick: () => go(skip + pageSize, prefix) }, "Next →")));
+      el("button", { type: "button", class: "secondary", disabled: !more, onclick: () => go({ skip: skip + pageSize }) }, "Next →")));
+  // The design filter and the display apply as soon as they change.
+  designOnly.addEventListener("change", () => go());
+  showAs.addEventListener("change", () => { if (showAs.value !== "fields" || fields.value) go(); else fields.focus(); });
 }
 
 /** The source editor: a document's JSON, saved with PUT (or POST for a new one). */
@@ -503,8 +562,56 @@ async function findPage(db) {
           el("td", { class: "mono" }, doc._id ? el("a", { href: docLink(db, doc._id) }, doc._id) : ""),
           el("td", {}, el("pre", {}, pretty(doc)))))));
     } }, el("label", { class: "block", for: "mango" }, "Query"), query,
-      el("div", { class: "row" }, el("button", { type: "submit", id: "run-find" }, "Run query"))),
-    out);
+      el("div", { class: "row" }, el("button", { type: "submit", id: "run-find" }, "Run query"),
+        el("button", { type: "button", class: "secondary", id: "explain-find", onclick: async () => {
+          const body = parseSource(query, out);
+          if (body === undefined) return;
+          const answer = await api("POST", dbPath(db) + "/_explain", body);
+          if (answer.status !== 200) { out.replaceChildren(errorBox(reason(answer))); return; }
+          const index = answer.body.index || {};
+          out.replaceChildren(
+            el("p", { id: "explain-index" }, "Index used: ", el("code", {}, index.name || "?"),
+              index.ddoc ? el("span", { class: "muted" }, " (" + index.ddoc + ")") : null),
+            el("pre", {}, pretty(answer.body)));
+        } }, "Explain"))),
+    out,
+    el("h2", {}, "Indexes"),
+    await mangoIndexes(db));
+}
+
+/** The database's Mango indexes: listed, created from fields, deleted. */
+async function mangoIndexes(db) {
+  const box = el("div", { id: "indexes" });
+  const fields = el("input", { type: "text", id: "index-fields", required: true, placeholder: "fields, comma-separated: type, year", "aria-label": "Fields to index" });
+  const name = el("input", { type: "text", id: "index-name", placeholder: "name (optional)", "aria-label": "Index name" });
+  const problem = el("div");
+  const refresh = async () => {
+    const answer = await api("GET", dbPath(db) + "/_index");
+    if (answer.status !== 200) { box.replaceChildren(errorBox(reason(answer))); return; }
+    box.replaceChildren(table(["Name", "Design document", "Type", "Fields", ""], answer.body.indexes.map((index) => el("tr", {},
+      el("td", { class: "mono" }, index.name),
+      el("td", { class: "mono" }, index.ddoc || ""),
+      el("td", {}, index.type),
+      el("td", { class: "mono" }, ((index.def && index.def.fields) || []).map((f) => Object.keys(f)[0] + (Object.values(f)[0] === "desc" ? " ↓" : "")).join(", ")),
+      el("td", {}, index.ddoc ? el("button", { type: "button", class: "danger", onclick: async () => {
+        if (!confirm("Delete the index " + index.name + "?")) return;
+        const gone = await api("DELETE", dbPath(db) + "/_index/" + enc(index.ddoc.replace(/^_design\//, "")) + "/json/" + enc(index.name));
+        if (gone.status !== 200) { problem.replaceChildren(errorBox(reason(gone))); return; }
+        problem.replaceChildren();
+        refresh();
+      } }, "Delete") : "")))));
+  };
+  await refresh();
+  return el("div", {}, box,
+    el("form", { class: "row panel", onsubmit: async (event) => {
+      event.preventDefault();
+      const list = fields.value.split(",").map((f) => f.trim()).filter(Boolean);
+      const made = await api("POST", dbPath(db) + "/_index", Object.assign({ index: { fields: list } }, name.value ? { name: name.value } : {}));
+      if (made.status !== 200) { problem.replaceChildren(errorBox(reason(made))); return; }
+      problem.replaceChildren();
+      fields.value = ""; name.value = "";
+      refresh();
+    } }, fields, name, el("button", { type: "submit", id: "create-index", class: "secondary" }, "Create index"), problem));
 }
 
 async function securityPage(db) {
