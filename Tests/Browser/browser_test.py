@@ -309,6 +309,7 @@ def markup_in_a_document_shows_as_text():
     paste("#mango", json.dumps({"selector": {"_id": "xss"}}))
     click("#run-find")
     text_appears("#find-result", "window.__xss=1")
+    assert "null" not in find("#find-result").text.split("\n")[0], "a stray null above the results"
     assert not driver.find_elements(By.CSS_SELECTOR, "#find-result img, #find-result script")
     no_xss()
     shot("mango")
@@ -418,11 +419,44 @@ def security_and_a_replication_with_its_progress():
 def a_toast_leaves_with_its_page():
     go("#/db/voting/security")
     find("#security")
-    click("#main form button[type=submit]")
+    find("details summary").click()
+    click("#save-security")
     wait.until(lambda d: "show" in d.find_element(By.ID, "toast").get_attribute("class"))
     driver.execute_script("location.hash = '#/'")  # in the page: no reload
     find("#create-db")
     assert "show" not in find("#toast").get_attribute("class"), "the security page's toast is shown on the databases page"
+
+
+@test
+def security_names_and_roles_are_added_and_removed():
+    go("#/db/voting/security")
+    find("#add-members-names").send_keys("ana", Keys.ENTER)
+    wait.until(lambda d: call("GET", "/voting/_security")[1]["members"]["names"] == ["ana"])
+    text_appears("#members-names", "ana")
+    roles = call("GET", "/voting/_security")[1]["admins"]["roles"]
+    find("#add-admins-roles").send_keys("editors", Keys.ENTER)
+    wait.until(lambda d: call("GET", "/voting/_security")[1]["admins"]["roles"] == roles + ["editors"])
+    assert not [t for t in main_text_nodes() if t.strip()] and "null" not in find("main").text.split()
+    shot("security-lists")
+    find("#members-names button").click()
+    wait.until(lambda d: call("GET", "/voting/_security")[1]["members"]["names"] == [])
+    wait.until(lambda d: [li for li in d.find_elements(By.CSS_SELECTOR, "#admins-roles li") if "editors" in li.text])[0] \
+        .find_element(By.TAG_NAME, "button").click()
+    wait.until(lambda d: call("GET", "/voting/_security")[1]["admins"]["roles"] == roles)
+
+
+@test
+def a_database_open_to_everyone_is_marked():
+    call("PUT", "/wide-open", None)
+    call("PUT", "/wide-open/_security", {"admins": {"names": [], "roles": []}, "members": {"names": [], "roles": []}})
+    go("")
+    row = wait.until(lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "tbody tr") if r.text.startswith("wide-open")])[0]
+    assert row.find_elements(By.CSS_SELECTOR, ".open-mark"), "the open database is not marked"
+    voting = [r for r in driver.find_elements(By.CSS_SELECTOR, "tbody tr") if r.text.startswith("voting ") or r.text.startswith("voting\n")]
+    assert voting and not voting[0].find_elements(By.CSS_SELECTOR, ".open-mark"), "a closed database is marked open"
+    go("#/db/wide-open/security")
+    text_appears("#open-mark", "Open to everyone")
+    call("DELETE", "/wide-open")
 
 
 @test

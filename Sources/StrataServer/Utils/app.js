@@ -28,12 +28,25 @@ function el(tag, attributes, ...children) {
   return node;
 }
 
+/** Replaces a node's children; null, undefined and false are left out (the
+ * DOM's replaceChildren would insert them as text). */
+function fill(node, ...children) {
+  node.replaceChildren(...children.filter((child) => child !== undefined && child !== null && child !== false));
+}
+
 /** Shows a page: its parts (null, undefined and false are left out, as in
  * el()), from the top. */
 function show(...nodes) {
-  main.replaceChildren(...nodes.filter((node) => node !== undefined && node !== null && node !== false));
+  fill(main, ...nodes);
   window.scrollTo(0, 0);
   main.focus({ preventScroll: true });
+}
+
+/** Shows a page unless another was asked for since the page began
+ * (`mine`, the generation it began in): a slow page must not replace the
+ * one that followed it. */
+function showFor(mine, ...nodes) {
+  if (mine === generation) show(...nodes);
 }
 
 /** A short message at the bottom. It belongs to the page shown now, or with
@@ -166,10 +179,16 @@ document.getElementById("signout").addEventListener("click", async () => {
 // ---- databases ---------------------------------------------------------------
 
 async function databasesPage() {
+  const mine = generation;
   const answer = await api("GET", "/_all_dbs");
   if (answer.status === 401) return loginPage();
-  if (answer.status !== 200) return show(errorBox(reason(answer)));
+  if (answer.status !== 200) return showFor(mine, errorBox(reason(answer)));
   const infos = await Promise.all(answer.body.map((name) => api("GET", dbPath(name)).then((a) => a.body)));
+  // Each database's security, to mark those open to everyone (not the
+  // server's own `_users` and `_replicator`, whose rules are not their
+  // security objects'; none when it cannot be read).
+  const securities = await Promise.all(answer.body.map((name) => name.startsWith("_") ? {} : api("GET", dbPath(name) + "/_security")
+    .then((a) => a.status === 200 ? a.body || {} : { members: { names: ["?"] } })));
   const nameInput = el("input", { type: "text", id: "new-db-name", name: "name", placeholder: "name", required: true, pattern: "[a-z][a-z0-9_$\\(\\)+\\/\\-]*", "aria-label": "New database name" });
   const problem = el("div");
   const create = el("form", { class: "row", onsubmit: async (event) => {
@@ -181,7 +200,8 @@ async function databasesPage() {
   const rows = answer.body.map((name, i) => {
     const info = infos[i] || {};
     return el("tr", {},
-      el("td", { class: "mono" }, el("a", { href: "#/db/" + enc(name) }, name)),
+      el("td", { class: "mono" }, el("a", { href: "#/db/" + enc(name) }, name),
+        !name.startsWith("_") && openToEveryone(securities[i]) ? el("span", { class: "pill crashing open-mark", title: "Anyone may read and write its documents" }, " open to everyone") : null),
       el("td", { class: "num" }, info.doc_count),
       el("td", { class: "num hide-narrow" }, info.doc_del_count),
       el("td", { class: "num" }, bytes(info.sizes && info.sizes.file)),
@@ -193,7 +213,7 @@ async function databasesPage() {
         databasesPage();
       } }, "Delete")));
   });
-  show(el("h1", {}, "Databases"),
+  showFor(mine, el("h1", {}, "Databases"),
     el("div", { class: "panel" }, create, problem),
     table(["Name", "Documents", el("span", { class: "hide-narrow" }, "Deleted"), "Size", ""], rows));
 }
@@ -211,6 +231,7 @@ function member(doc, path) {
 }
 
 async function documentsPage(db, params) {
+  const mine = generation;
   const pageSize = 25;
   const skip = Number(params.get("skip") || 0);
   const prefix = params.get("prefix") || "";
@@ -222,7 +243,7 @@ async function documentsPage(db, params) {
   if (start) { query.set("startkey", JSON.stringify(start)); query.set("endkey", JSON.stringify(start + "\ufff0")); }
   const [answer, info] = await Promise.all([api("GET", dbPath(db) + "/_all_docs?" + qs(query)), api("GET", dbPath(db))]);
   if (answer.status === 401) return loginPage();
-  if (answer.status !== 200) return show(crumbs(el("a", { href: "#/" }, "Databases"), db), errorBox(reason(answer)));
+  if (answer.status !== 200) return showFor(mine, crumbs(el("a", { href: "#/" }, "Databases"), db), errorBox(reason(answer)));
   const rows = answer.body.rows.slice(0, pageSize);
   const more = answer.body.rows.length > pageSize;
   const search = el("input", { type: "search", id: "id-prefix", name: "prefix", value: prefix, placeholder: "id starts with…", "aria-label": "Search by id prefix" });
@@ -265,7 +286,7 @@ async function documentsPage(db, params) {
       }) : null,
       mode === "json" ? el("td", {}, el("pre", { class: "preview" }, pretty(Object.fromEntries(Object.entries(doc).filter(([k]) => k !== "_conflicts"))))) : null);
   });
-  show(crumbs(el("a", { href: "#/" }, "Databases"), db),
+  showFor(mine, crumbs(el("a", { href: "#/" }, "Databases"), db),
     el("h1", {}, db),
     dbTabs(db, "docs"),
     el("div", { class: "row" },
@@ -294,6 +315,7 @@ async function documentsPage(db, params) {
 
 /** The source editor: a document's JSON, saved with PUT (or POST for a new one). */
 async function documentPage(db, id) {
+  const mine = generation;
   const isNew = id === null;
   let current = null;
   let conflicts = [];
@@ -301,7 +323,7 @@ async function documentPage(db, id) {
   if (!isNew) {
     const answer = await api("GET", docPath(db, id) + "?conflicts=true&revs_info=true");
     if (answer.status === 401) return loginPage();
-    if (answer.status !== 200) return show(dbCrumbs(db, id), errorBox(reason(answer)));
+    if (answer.status !== 200) return showFor(mine, dbCrumbs(db, id), errorBox(reason(answer)));
     current = answer.body;
     conflicts = current._conflicts || [];
     revsInfo = current._revs_info || [];
@@ -385,7 +407,7 @@ async function documentPage(db, id) {
     parts.push(el("h2", {}, "Revisions"), table(["Revision", "Status"], revsInfo.map((info) => el("tr", {},
       el("td", { class: "mono" }, info.rev), el("td", {}, info.status)))));
   }
-  show(...parts);
+  showFor(mine, ...parts);
 }
 
 /** A document's attachments: open, download or delete each; upload a file. */
@@ -433,17 +455,18 @@ function attachmentsPanel(db, id, doc) {
 /** A design document's view, queried with CouchDB's options; the options
  * live in the page's address, so a query can be bookmarked. */
 async function viewsPage(db, params) {
+  const mine = generation;
   const answer = await api("GET", dbPath(db) + "/_design_docs?include_docs=true");
   if (answer.status === 401) return loginPage();
   const head = [dbCrumbs(db, "views"), el("h1", {}, db), dbTabs(db, "views")];
-  if (answer.status !== 200) return show(...head, errorBox(reason(answer)));
+  if (answer.status !== 200) return showFor(mine, ...head, errorBox(reason(answer)));
   const views = [];
   for (const row of answer.body.rows) {
     for (const [view, functions] of Object.entries((row.doc && row.doc.views) || {})) {
       views.push({ name: row.id.slice("_design/".length) + "/" + view, reduce: Boolean(functions && functions.reduce) });
     }
   }
-  if (!views.length) return show(...head, el("p", { class: "muted" }, "No design document of this database has views."));
+  if (!views.length) return showFor(mine, ...head, el("p", { class: "muted" }, "No design document of this database has views."));
   const chosen = views.find((v) => v.name === params.get("view")) || views[0];
   const pick = el("select", { id: "view-name", "aria-label": "View" }, views.map((v) => el("option", { value: v.name, selected: v === chosen }, v.name)));
   const field = (name, placeholder) => el("input", { type: "text", id: "view-" + name, value: params.get(name) || "", placeholder, "aria-label": placeholder });
@@ -468,7 +491,7 @@ async function viewsPage(db, params) {
     location.hash = "#/db/" + enc(db) + "/views?" + next;
   };
   const out = el("div", { id: "view-result" });
-  show(...head,
+  showFor(mine, ...head,
     el("form", { class: "panel", onsubmit: (event) => { event.preventDefault(); go(); } },
       el("div", { class: "row" }, el("label", { for: "view-name" }, "View"), pick),
       el("div", { class: "row" }, key, startkey, endkey),
@@ -518,7 +541,7 @@ async function changesPage(db) {
   const mine = generation;
   const list = el("ul", { class: "changes", id: "changes", "aria-live": "polite" });
   const status = el("p", { class: "muted" }, "Listening for changes…");
-  show(dbCrumbs(db, "changes"),
+  showFor(mine, dbCrumbs(db, "changes"),
     el("h1", {}, db), dbTabs(db, "changes"), status, list);
   const add = (change, fresh) => {
     const item = el("li", { class: fresh ? "fresh" : null },
@@ -544,10 +567,11 @@ async function changesPage(db) {
 }
 
 async function findPage(db) {
+  const mine = generation;
   const query = el("textarea", { id: "mango", class: "short", spellcheck: "false", "aria-label": "Mango query (JSON)" });
   query.value = pretty({ selector: { _id: { $gt: null } }, limit: 25 });
   const out = el("div", { id: "find-result" });
-  show(dbCrumbs(db, "Mango query"),
+  showFor(mine, dbCrumbs(db, "Mango query"),
     el("h1", {}, db), dbTabs(db, "find"),
     el("form", { class: "panel", onsubmit: async (event) => {
       event.preventDefault();
@@ -555,7 +579,7 @@ async function findPage(db) {
       if (body === undefined) return;
       const answer = await api("POST", dbPath(db) + "/_find", body);
       if (answer.status !== 200) { out.replaceChildren(errorBox(reason(answer))); return; }
-      out.replaceChildren(
+      fill(out,
         answer.body.warning ? el("p", { class: "notice" }, answer.body.warning) : null,
         el("p", { class: "muted" }, answer.body.docs.length + " documents"),
         table(["Id", "Document"], answer.body.docs.map((doc) => el("tr", {},
@@ -614,24 +638,74 @@ async function mangoIndexes(db) {
     } }, fields, name, el("button", { type: "submit", id: "create-index", class: "secondary" }, "Create index"), problem));
 }
 
+/** Whether a security object lets anyone read and write documents: no
+ * member names and no member roles, as CouchDB reads it. */
+function openToEveryone(security) {
+  const members = (security && security.members) || {};
+  return !(members.names || []).length && !(members.roles || []).length;
+}
+
 async function securityPage(db) {
+  const mine = generation;
   const answer = await api("GET", dbPath(db) + "/_security");
   if (answer.status === 401) return loginPage();
+  const security = answer.body && typeof answer.body === "object" ? answer.body : {};
+  for (const group of ["admins", "members"]) {
+    security[group] = Object.assign({ names: [], roles: [] }, security[group] || {});
+  }
   const source = el("textarea", { id: "security", class: "short", spellcheck: "false", "aria-label": "Security object (JSON)" });
-  source.value = pretty(answer.body || {});
   const problem = el("div");
-  show(dbCrumbs(db, "security"),
+  const mark = el("div");
+  const save = async (body) => {
+    const saved = await api("PUT", dbPath(db) + "/_security", body);
+    if (saved.status !== 200) { problem.replaceChildren(errorBox(reason(saved))); return false; }
+    problem.replaceChildren();
+    toast("Security saved");
+    return true;
+  };
+  const lists = el("div", { class: "security-lists" });
+  const render = () => {
+    source.value = pretty(security);
+    fill(mark, openToEveryone(security)
+      ? el("p", { class: "notice", id: "open-mark" }, "Open to everyone: with no member names or roles, anyone may read and write this database's documents.")
+      : null);
+    lists.replaceChildren(...["admins", "members"].flatMap((group) => ["names", "roles"].map((kind) => {
+      const id = `${group}-${kind}`;
+      const input = el("input", { type: "text", id: "add-" + id, placeholder: kind === "names" ? "a user name" : "a role", "aria-label": `Add to ${group}' ${kind}` });
+      return el("div", { class: "panel", id }, el("h3", {}, `${group[0].toUpperCase() + group.slice(1)}: ${kind}`),
+        security[group][kind].length
+          ? el("ul", { class: "chips" }, security[group][kind].map((value, index) => el("li", {}, el("span", { class: "mono" }, value), " ",
+            el("button", { type: "button", class: "secondary", "aria-label": `Remove ${value} from ${group}' ${kind}`, onclick: async () => {
+              security[group][kind].splice(index, 1);
+              if (await save(security)) render();
+            } }, "Remove"))))
+          : el("p", { class: "muted" }, "None."),
+        el("form", { class: "row", onsubmit: async (event) => {
+          event.preventDefault();
+          const value = input.value.trim();
+          if (!value || security[group][kind].includes(value)) return;
+          security[group][kind].push(value);
+          if (await save(security)) render(); else security[group][kind].pop();
+        } }, input, el("button", { type: "submit", class: "secondary", id: "add-" + id + "-button" }, "Add")));
+    })));
+  };
+  render();
+  showFor(mine, dbCrumbs(db, "security"),
     el("h1", {}, db), dbTabs(db, "security"),
     el("p", { class: "muted" }, "Admins and members by name or role. With no members, anyone may read and write the database's documents."),
-    el("form", { class: "panel", onsubmit: async (event) => {
-      event.preventDefault();
-      const body = parseSource(source, problem);
-      if (body === undefined) return;
-      const saved = await api("PUT", dbPath(db) + "/_security", body);
-      if (saved.status !== 200) { problem.replaceChildren(errorBox(reason(saved))); return; }
-      problem.replaceChildren();
-      toast("Security saved");
-    } }, source, problem, el("div", { class: "row" }, el("button", { type: "submit" }, "Save security"))));
+    mark, problem, lists,
+    el("details", {}, el("summary", {}, "The security object as JSON"),
+      el("form", { class: "panel", onsubmit: async (event) => {
+        event.preventDefault();
+        const body = parseSource(source, problem);
+        if (body === undefined) return;
+        if (typeof body !== "object" || body === null || Array.isArray(body)) { problem.replaceChildren(errorBox("A security object is a JSON object.")); return; }
+        if (!(await save(body))) return;
+        for (const key of Object.keys(security)) delete security[key];
+        Object.assign(security, body);
+        for (const group of ["admins", "members"]) security[group] = Object.assign({ names: [], roles: [] }, security[group] || {});
+        render();
+      } }, source, el("div", { class: "row" }, el("button", { type: "submit", id: "save-security" }, "Save security")))));
 }
 
 // ---- replication ---------------------------------------------------------------
@@ -655,7 +729,7 @@ async function replicationPage() {
   const create = el("input", { type: "checkbox", id: "rep-create", checked: true });
   const problem = el("div");
   const jobs = el("div", { id: "rep-jobs" });
-  show(el("h1", {}, "Replication"),
+  showFor(mine, el("h1", {}, "Replication"),
     el("form", { class: "panel", onsubmit: async (event) => {
       event.preventDefault();
       const doc = { source: side(source, sourceUser, sourcePassword), target: side(target, targetUser, targetPassword),
@@ -727,10 +801,11 @@ async function download(path, body, name) {
 }
 
 async function sqliteFilesPage() {
+  const mine = generation;
   const answer = await api("GET", "/_sqlite");
   if (answer.status === 401) return loginPage();
-  if (answer.status !== 200) return show(el("h1", {}, "SQLite files"), el("p", { class: "notice" }, reason(answer)));
-  show(el("h1", {}, "SQLite files"),
+  if (answer.status !== 200) return showFor(mine, el("h1", {}, "SQLite files"), el("p", { class: "notice" }, reason(answer)));
+  showFor(mine, el("h1", {}, "SQLite files"),
     el("p", { class: "muted" }, answer.body.writable ? "The SQL box may write to these files." : "Read-only: the SQL box cannot change these files."),
     answer.body.files.length ? table(["File", "Size"], answer.body.files.map((file) => el("tr", {},
       el("td", { class: "mono" }, el("a", { href: "#/sqlite/" + enc(file.name) }, file.name)),
@@ -738,9 +813,10 @@ async function sqliteFilesPage() {
 }
 
 async function sqliteFilePage(file) {
+  const mine = generation;
   const answer = await api("GET", "/_sqlite/" + enc(file));
   if (answer.status === 401) return loginPage();
-  if (answer.status !== 200) return show(crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), file), errorBox(reason(answer)));
+  if (answer.status !== 200) return showFor(mine, crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), file), errorBox(reason(answer)));
   const sql = el("textarea", { id: "sql", class: "short", spellcheck: "false", "aria-label": "SQL" });
   const first = answer.body.tables[0];
   sql.value = first ? `SELECT * FROM "${first.name.replace(/"/g, '""')}" LIMIT 20` : "SELECT sqlite_version()";
@@ -753,7 +829,7 @@ async function sqliteFilePage(file) {
       resultTable(result.body.columns, result.body.rows));
   };
   sql.addEventListener("keydown", (event) => { if ((event.ctrlKey || event.metaKey) && event.key === "Enter") run(event); });
-  show(crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), file),
+  showFor(mine, crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), file),
     el("h1", {}, file),
     table(["Name", "Kind", "Rows", "Columns"], answer.body.tables.map((t) => el("tr", {},
       el("td", { class: "mono" }, el("a", { href: "#/sqlite/" + enc(file) + "/" + enc(t.name) }, t.name)),
@@ -774,6 +850,7 @@ async function sqliteFilePage(file) {
 }
 
 async function sqliteTablePage(file, name, params) {
+  const mine = generation;
   const pageSize = 50;
   const skip = Number(params.get("skip") || 0);
   const sort = params.get("sort") || "";
@@ -788,7 +865,7 @@ async function sqliteTablePage(file, name, params) {
   const answer = await api("GET", base + "?" + qs(query));
   if (answer.status === 401) return loginPage();
   const head = [crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), el("a", { href: "#/sqlite/" + enc(file) }, file), name), el("h1", {}, name)];
-  if (answer.status !== 200) return show(...head, errorBox(reason(answer)));
+  if (answer.status !== 200) return showFor(mine, ...head, errorBox(reason(answer)));
   const go = (changes) => {
     const next = new URLSearchParams({ skip: String(skip), sort, descending: String(descending), column, value });
     for (const [k, v] of Object.entries(changes)) next.set(k, String(v));
@@ -800,7 +877,7 @@ async function sqliteTablePage(file, name, params) {
   const exportQuery = new URLSearchParams(query);
   exportQuery.delete("limit"); exportQuery.delete("skip");
   const total = answer.body.total_rows;
-  show(...head,
+  showFor(mine, ...head,
     el("form", { class: "row panel", role: "search", onsubmit: (event) => { event.preventDefault(); go({ column: pick.value, value: wanted.value, skip: 0 }); } },
       el("label", { for: "filter-column" }, "Where"), pick, wanted,
       el("button", { type: "submit", id: "filter" }, "Filter"),
