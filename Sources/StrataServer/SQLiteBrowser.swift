@@ -68,19 +68,31 @@ struct SQLiteBrowser: Sendable {
 
     /// The SQL of a table page; the filter's value is an argument. With a
     /// value but no column, a row matches when any of its columns equals it.
-    func tableQuery(_ db: Database, table: String, sort: String?, descending: Bool, column: String?, value: String?) throws -> (sql: String, arguments: StatementArguments) {
+    func tableQuery(_ db: Database, table: String, sort: String?, descending: Bool, column: String?, value: String?, filters: [SQLiteTableFilter] = []) throws -> (sql: String, arguments: StatementArguments) {
         let known = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table])
         guard !known.isEmpty else { throw DocumentError(.notFound, "No table or view named \(table)") }
         var sql = "SELECT * FROM \(quoteIdentifier(table))"
         var arguments: [(any DatabaseValueConvertible)?] = []
+        var filtered = true
         if let column, !column.isEmpty {
             guard known.contains(column) else { throw DocumentError(.badRequest, "No column named \(column) in \(table)") }
             sql += " WHERE \(quoteIdentifier(column)) = ?"
             arguments = [value ?? ""]
         } else if let value, !value.isEmpty {
             // Any column: the rows where one of them equals the value.
-            sql += " WHERE " + known.map { "\(quoteIdentifier($0)) = ?1" }.joined(separator: " OR ")
+            sql += " WHERE (" + known.map { "\(quoteIdentifier($0)) = ?1" }.joined(separator: " OR ") + ")"
             arguments = [value]
+        } else {
+            filtered = false
+        }
+        // Filters combine with AND; each value is bound after those above
+        // (`?` after `?1` numbers on from 2).
+        for filter in filters {
+            guard known.contains(filter.column) else { throw DocumentError(.badRequest, "No column named \(filter.column) in \(table)") }
+            let (condition, argument) = filter.condition()
+            sql += (filtered ? " AND " : " WHERE ") + condition
+            filtered = true
+            if let argument { arguments.append(argument) }
         }
         if let sort, !sort.isEmpty {
             guard known.contains(sort) else { throw DocumentError(.badRequest, "No column named \(sort) in \(table)") }
@@ -90,10 +102,10 @@ struct SQLiteBrowser: Sendable {
     }
 
     /// A page of a table's rows.
-    func rows(_ name: String, table: String, limit: Int, skip: Int, sort: String?, descending: Bool, column: String?, value: String?) throws -> JSON {
+    func rows(_ name: String, table: String, limit: Int, skip: Int, sort: String?, descending: Bool, column: String?, value: String?, filters: [SQLiteTableFilter] = []) throws -> JSON {
         let queue = try open(name)
         return try queue.read { db in
-            let (sql, arguments) = try tableQuery(db, table: table, sort: sort, descending: descending, column: column, value: value)
+            let (sql, arguments) = try tableQuery(db, table: table, sort: sort, descending: descending, column: column, value: value, filters: filters)
             return try db.withTimeLimit(timeLimit) {
                 let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(sql))", arguments: arguments) ?? 0
                 let statement = try db.makeStatement(sql: sql + " LIMIT ? OFFSET ?")
@@ -134,14 +146,14 @@ struct SQLiteBrowser: Sendable {
     var restriction: StatementRestriction { writable ? .thisFile : .reads }
 
     /// A table or a query, exported whole in `format`.
-    func export(_ name: String, table: String?, sql: String?, sort: String?, descending: Bool, column: String?, value: String?, format: DataFormat) throws -> Data {
+    func export(_ name: String, table: String?, sql: String?, sort: String?, descending: Bool, column: String?, value: String?, filters: [SQLiteTableFilter] = [], format: DataFormat) throws -> Data {
         let queue = try open(name, readOnly: !writable || table != nil)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-export-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
         try queue.writeWithoutTransaction { db in
             try db.restricting(to: table == nil ? restriction : .reads) { try db.withTimeLimit(timeLimit) {
                 if let table {
-                    let (query, arguments) = try tableQuery(db, table: table, sort: sort, descending: descending, column: column, value: value)
+                    let (query, arguments) = try tableQuery(db, table: table, sort: sort, descending: descending, column: column, value: value, filters: filters)
                     try db.export(sql: query, arguments: arguments, to: file, options: ExportOptions(format: format))
                 } else {
                     try db.export(sql: sql ?? "", to: file, options: ExportOptions(format: format))

@@ -594,6 +594,84 @@ def the_next_page_starts_at_the_top():
 
 
 @test
+def filters_combine_as_datasettes():
+    go(f"#/sqlite/{SQLITE_FILE}/books")
+    text_appears("#row-count", "of 10001")
+    for col, op, val in [("authors", "contains", "King"), ("original_publication_year", ">", "2000")]:
+        click("#add-filter")
+        row = driver.find_elements(By.CSS_SELECTOR, ".filter-row")[-1]
+        Select(row.find_element(By.CSS_SELECTOR, ".filter-col")).select_by_visible_text(col)
+        Select(row.find_element(By.CSS_SELECTOR, ".filter-op")).select_by_value(op)
+        row.find_element(By.CSS_SELECTOR, ".filter-val").send_keys(val)
+    click("#filter")
+    wait.until(lambda d: "of 10001" not in d.find_element(By.ID, "row-count").text)
+    years = driver.execute_script("""
+        const headings = [...document.querySelectorAll('thead th')].map(th => th.textContent.trim());
+        const index = headings.findIndex(h => h.startsWith('original_publication_year'));
+        return [...document.querySelectorAll('tbody tr')].map(tr => tr.children[index].textContent);""")
+    rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert rows and all("King" in r.text for r in rows), [r.text for r in rows][:3]
+    assert years and all(float(y) > 2000 for y in years), years
+    # The filters are in the address and in the export.
+    assert "filters=" in driver.current_url
+    href = find("#export-csv").get_attribute("href")
+    csv = driver.execute_async_script("fetch(arguments[0]).then(r => r.text()).then(arguments[1])", href)
+    assert len(csv.strip().split("\n")) == len(rows) + 1 or len(rows) == 50
+    # is null needs no value.
+    Select(driver.find_elements(By.CSS_SELECTOR, ".filter-row .filter-op")[1]).select_by_value("null")
+    click("#filter")
+    text_appears("#row-count", "No rows.")
+    shot("sqlite-filters")
+
+
+@test
+def a_wide_table_stays_readable():
+    go(f"#/sqlite/{SQLITE_FILE}/books")
+    find("tbody tr")
+    first = find("tbody td")
+    assert driver.execute_script("return getComputedStyle(arguments[0]).position", first) == "sticky", "the first column scrolls away"
+    # Numbers' headings are aligned with them.
+    heading = find("thead th:nth-child(1)")
+    assert driver.execute_script("return getComputedStyle(arguments[0]).textAlign", heading) == "right", "book_id's heading is not aligned"
+    # The sorted column, the table's last, is brought into view.
+    last = driver.find_elements(By.CSS_SELECTOR, "button.sort")[-1]
+    column = last.get_attribute("data-column")
+    last.click()
+    text_appears(f"button.sort[data-column='{column}']", "▲")
+    inside = driver.execute_script("""
+        const button = document.querySelector(`button.sort[data-column="${arguments[0]}"]`);
+        const box = button.closest('.scroll').getBoundingClientRect(), r = button.getBoundingClientRect();
+        return r.left >= box.left - 1 && r.right <= box.right + 1;""", column)
+    assert inside, "the sorted column is out of view"
+    # A file's column lists break between names, not inside them.
+    go(f"#/sqlite/{SQLITE_FILE}")
+    cell = find("td.columns")
+    assert driver.execute_script("return getComputedStyle(arguments[0]).wordBreak", cell) != "break-all"
+
+
+@test
+def long_values_links_and_a_shareable_query():
+    go(f"#/sqlite/{SQLITE_FILE}")
+    long_sql = "SELECT printf('%.300c', 'x') AS long, 'https://example.com/a_b' AS link, 7 AS n"
+    paste("#sql", long_sql)
+    click("#run-sql")
+    cell = find("#sql-result td.long")
+    assert len(cell.text) < 150 and "…" in cell.text, cell.text
+    cell.find_element(By.CSS_SELECTOR, "button.more").click()
+    wait.until(lambda d: "x" * 300 in d.find_element(By.CSS_SELECTOR, "#sql-result td.long").text)
+    link = find("#sql-result a.url")
+    assert link.get_attribute("href") == "https://example.com/a_b" and "noopener" in link.get_attribute("rel")
+    assert "num" in find("#sql-result thead th:nth-child(3)").get_attribute("class")
+    # The query is in the address: opening it again runs it (the file is read-only).
+    shared = driver.current_url
+    assert "sql=" in shared
+    go("")
+    driver.get(shared)
+    find("#sql-result td.long")
+    assert find("#sql").get_attribute("value") == long_sql
+
+
+@test
 def the_sql_box_runs_queries_and_shows_sqlites_errors():
     go(f"#/sqlite/{SQLITE_FILE}")
     paste("#sql", "SELECT authors, count(*) AS books FROM books GROUP BY authors ORDER BY books DESC LIMIT 5")

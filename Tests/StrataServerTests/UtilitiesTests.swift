@@ -98,6 +98,26 @@ import Testing
         #expect(page?["total_rows"] == 1 && page?["rows"]?.arrayValue?.map { $0.arrayValue?[1] } == [.string("Heat")])
         (_, page) = try await server.send("GET", "/_sqlite/movies.sqlite/movies?value=1979", user: admin)
         #expect(page?["rows"]?.arrayValue?.map { $0.arrayValue?[1] } == [.string("Alien")])
+        // Filters combine; numbers compare as numbers; NULL tests need no value.
+        func filtered(_ filters: String, sort: String = "year") async throws -> [JSON?] {
+            let encoded = filters.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let (status, page) = try await server.send("GET", "/_sqlite/movies.sqlite/movies?sort=\(sort)&filters=\(encoded)", user: admin)
+            #expect(status == 200, "\(filters): \(page?.text ?? "")")
+            return page?["rows"]?.arrayValue?.map { $0.arrayValue?[1] } ?? []
+        }
+        #expect(try await filtered(#"[["year", ">", "1980"], ["year", "<=", "1995"]]"#) == [.string("Ran"), .string("Heat")])
+        #expect(try await filtered(#"[["title", "contains", "a"]]"#) == [.string("Ran"), .string("Heat"), .string("<script>alert(1)</script>")])
+        #expect(try await filtered(#"[["title", "starts", "Al"]]"#) == [.string("Alien")])
+        #expect(try await filtered(#"[["title", "!=", "Heat"], ["year", ">=", "1985"]]"#) == [.string("Ran"), .string("<script>alert(1)</script>")])
+        #expect(try await filtered(#"[["year", "null"]]"#) == [])
+        #expect(try await filtered(#"[["year", "notnull"], ["title", "=", "Alien"]]"#) == [.string("Alien")])
+        #expect(try await server.send("GET", "/_sqlite/movies.sqlite/movies?filters=%5B%5B%22nope%22%2C%22%3D%22%2C%221%22%5D%5D", user: admin).0 == 400)
+        #expect(try await server.send("GET", "/_sqlite/movies.sqlite/movies?filters=%5B%5B%22year%22%2C%22like%22%2C%221%22%5D%5D", user: admin).0 == 400)
+        #expect(try await server.send("GET", "/_sqlite/movies.sqlite/movies?filters=nope", user: admin).0 == 400)
+        // The export carries them.
+        let csvFilters = #"[["year", "<", "1990"]]"#.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let (_, filteredCSV, _) = try await server.sendRaw("GET", "/_sqlite/movies.sqlite/movies?format=csv&sort=year&filters=\(csvFilters)", headers: ["Authorization": "Basic " + Data(admin.utf8).base64EncodedString()])
+        #expect(String(decoding: filteredCSV, as: UTF8.self).split(separator: "\n").count == 3)
         let injected = "1' OR '1'='1".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         (_, page) = try await server.send("GET", "/_sqlite/movies.sqlite/movies?column=title&value=\(injected)", user: admin)
         #expect(page?["total_rows"] == 0)

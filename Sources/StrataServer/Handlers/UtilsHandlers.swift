@@ -85,15 +85,16 @@ struct UtilsHandlers: Sendable {
     func sqliteRows(_ r: CouchRequest) async throws -> HTTPAnswer {
         let browser = try browser(), file = r.parameter("file"), table = r.parameter("table"), format = try Self.format(r)
         let sort = r.query["sort"], column = r.query["column"], value = r.query["value"]
+        let filters = try SQLiteTableFilter.parse(r.query["filters"])
         let descending = r.flag("descending")
         do {
             if let format {
-                let data = try await offload { try browser.export(file, table: table, sql: nil, sort: sort, descending: descending, column: column, value: value, format: format) }
+                let data = try await offload { try browser.export(file, table: table, sql: nil, sort: sort, descending: descending, column: column, value: value, filters: filters, format: format) }
                 return Self.exported(data, table, format)
             }
             let limit = min(try r.int("limit") ?? 50, 1000), skip = try r.int("skip") ?? 0
             return .json(try await offload {
-                try browser.rows(file, table: table, limit: limit, skip: skip, sort: sort, descending: descending, column: column, value: value)
+                try browser.rows(file, table: table, limit: limit, skip: skip, sort: sort, descending: descending, column: column, value: value, filters: filters)
             })
         } catch let error as SQLiteError {
             throw Self.sqliteError(error)

@@ -779,14 +779,37 @@ async function replicationPage() {
 
 // ---- SQLite files ------------------------------------------------------------------
 
+const longCell = 100;
+
+/** A cell: NULL and BLOBs marked, numbers aligned, a web address a link,
+ * long text cut with the whole of it one click away. */
 function cell(value) {
   if (value === null) return el("td", {}, el("span", { class: "null" }, "NULL"));
   if (typeof value === "object" && value.blob !== undefined) return el("td", { class: "muted" }, `BLOB, ${value.bytes} bytes`);
-  return el("td", { class: typeof value === "number" ? "num" : null }, String(value));
+  if (typeof value === "number") return el("td", { class: "num" }, String(value));
+  const text = String(value);
+  if (/^https?:\/\/\S+$/i.test(text)) {
+    return el("td", {}, el("a", { href: text, target: "_blank", rel: "noopener noreferrer nofollow", class: "url" }, text));
+  }
+  if (text.length <= longCell) return el("td", {}, text);
+  const shown = el("span", {}, text.slice(0, longCell) + "…");
+  const more = el("button", { type: "button", class: "more secondary", "aria-label": "Show the whole value", onclick: () => {
+    shown.textContent = text;
+    more.remove();
+  } }, "more");
+  return el("td", { class: "long" }, shown, " ", more);
 }
 
+/** Rows of values under their columns' names; a column whose values are
+ * all numbers (or NULL) has its heading aligned with them. */
 function resultTable(columns, rows, headingFor) {
-  return table(columns.map((c, i) => headingFor ? headingFor(c, i) : c), rows.map((row) => el("tr", {}, row.map(cell))));
+  const numeric = columns.map((_, i) => rows.length > 0 && rows.every((row) => row[i] === null || typeof row[i] === "number")
+    && rows.some((row) => typeof row[i] === "number"));
+  const headings = columns.map((c, i) => headingFor ? headingFor(c, i) : c);
+  const built = table(headings, rows.map((row) => el("tr", {}, row.map(cell))));
+  built.querySelectorAll("thead th").forEach((th, i) => { if (numeric[i]) th.classList.add("num"); });
+  built.classList.add("rows-table");
+  return built;
 }
 
 async function download(path, body, name) {
@@ -812,21 +835,28 @@ async function sqliteFilesPage() {
       el("td", { class: "num" }, bytes(file.size))))) : el("p", { class: "muted" }, "No .sqlite, .sqlite3 or .db files in the folder."));
 }
 
-async function sqliteFilePage(file) {
+async function sqliteFilePage(file, params) {
   const mine = generation;
   const answer = await api("GET", "/_sqlite/" + enc(file));
   if (answer.status === 401) return loginPage();
   if (answer.status !== 200) return showFor(mine, crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), file), errorBox(reason(answer)));
   const sql = el("textarea", { id: "sql", class: "short", spellcheck: "false", "aria-label": "SQL" });
   const first = answer.body.tables[0];
-  sql.value = first ? `SELECT * FROM "${first.name.replace(/"/g, '""')}" LIMIT 20` : "SELECT sqlite_version()";
+  const asked = params.get("sql");
+  sql.value = asked !== null ? asked : first ? `SELECT * FROM "${first.name.replace(/"/g, '""')}" LIMIT 20` : "SELECT sqlite_version()";
   const out = el("div", { id: "sql-result" });
-  const run = async (event) => {
-    event.preventDefault();
+  const execute = async () => {
     const result = await api("POST", "/_sqlite/" + enc(file) + "/_query", { sql: sql.value });
     if (result.status !== 200) { out.replaceChildren(errorBox(reason(result))); return; }
     out.replaceChildren(el("p", { class: "muted" }, `${result.body.rows.length} rows in ${result.body.elapsed_ms.toFixed(1)} ms`),
       resultTable(result.body.columns, result.body.rows));
+  };
+  // The query goes into the address, so it can be bookmarked and shared.
+  const run = async (event) => {
+    event.preventDefault();
+    const target = "#/sqlite/" + enc(file) + "?" + new URLSearchParams({ sql: sql.value });
+    if (location.hash === target) await execute();
+    else { history.replaceState(null, "", target); await execute(); }
   };
   sql.addEventListener("keydown", (event) => { if ((event.ctrlKey || event.metaKey) && event.key === "Enter") run(event); });
   showFor(mine, crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), file),
@@ -835,7 +865,7 @@ async function sqliteFilePage(file) {
       el("td", { class: "mono" }, el("a", { href: "#/sqlite/" + enc(file) + "/" + enc(t.name) }, t.name)),
       el("td", {}, t.type),
       el("td", { class: "num" }, t.rows),
-      el("td", { class: "mono" }, t.columns.map((c) => c.name + (c.type ? " " + c.type : "") + (c.pk ? " (key)" : "")).join(", "))))),
+      el("td", { class: "mono columns" }, t.columns.map((c) => c.name + (c.type ? " " + c.type : "") + (c.pk ? " (key)" : "")).join(", "))))),
     el("h2", {}, "SQL"),
     el("form", { class: "panel", onsubmit: run },
       el("label", { class: "block", for: "sql" }, answer.body.writable ? "Query" : "Query (read-only)"), sql,
@@ -847,6 +877,12 @@ async function sqliteFilePage(file) {
     out,
     el("h2", {}, "Schema"),
     ...answer.body.tables.map((t) => el("pre", {}, t.sql)));
+  // A query from the address runs at once when it cannot write; on a
+  // writable file it waits for Run, so opening a link never writes.
+  if (asked !== null) {
+    if (answer.body.writable) out.replaceChildren(el("p", { class: "notice" }, "This file is writable: press Run to run the query from the address."));
+    else await execute();
+  }
 }
 
 async function sqliteTablePage(file, name, params) {
@@ -857,34 +893,61 @@ async function sqliteTablePage(file, name, params) {
   const descending = params.get("descending") === "true";
   const column = params.get("column") || "";
   const value = params.get("value") || "";
+  let filters = [];
+  try { filters = JSON.parse(params.get("filters") || "[]"); } catch (e) { filters = []; }
+  if (!Array.isArray(filters)) filters = [];
   const query = new URLSearchParams({ limit: String(pageSize), skip: String(skip) });
   if (sort) { query.set("sort", sort); if (descending) query.set("descending", "true"); }
   if (column) query.set("column", column);
   if (column || value) query.set("value", value);
+  if (filters.length) query.set("filters", JSON.stringify(filters));
   const base = "/_sqlite/" + enc(file) + "/" + enc(name);
   const answer = await api("GET", base + "?" + qs(query));
   if (answer.status === 401) return loginPage();
   const head = [crumbs(el("a", { href: "#/sqlite" }, "SQLite files"), el("a", { href: "#/sqlite/" + enc(file) }, file), name), el("h1", {}, name)];
   if (answer.status !== 200) return showFor(mine, ...head, errorBox(reason(answer)));
   const go = (changes) => {
-    const next = new URLSearchParams({ skip: String(skip), sort, descending: String(descending), column, value });
-    for (const [k, v] of Object.entries(changes)) next.set(k, String(v));
+    const next = new URLSearchParams({ skip: String(skip), sort, descending: String(descending), column, value, filters: JSON.stringify(filters) });
+    for (const [k, v] of Object.entries(changes)) next.set(k, typeof v === "string" ? v : JSON.stringify(v));
+    if (next.get("filters") === "[]") next.delete("filters");
     location.hash = "#/sqlite/" + enc(file) + "/" + enc(name) + "?" + next;
   };
   const columns = answer.body.columns;
+  // Filters as Datasette has them: a column, a test and a value, combined.
+  const operators = [["=", "="], ["!=", "≠"], ["<", "<"], [">", ">"], ["<=", "≤"], [">=", "≥"], ["contains", "contains"], ["starts", "starts with"], ["null", "is null"], ["notnull", "is not null"]];
+  const filterRows = el("div", { id: "filters" });
+  const addFilterRow = (filter) => {
+    const [col, op, val] = filter || [columns[0], "contains", ""];
+    const colPick = el("select", { class: "filter-col", "aria-label": "Filter column" }, columns.map((c) => el("option", { value: c, selected: c === col }, c)));
+    const opPick = el("select", { class: "filter-op", "aria-label": "Test" }, operators.map(([v, label]) => el("option", { value: v, selected: v === op }, label)));
+    const valInput = el("input", { type: "text", class: "filter-val", value: val || "", "aria-label": "Filter value" });
+    const row = el("div", { class: "row filter-row" }, colPick, opPick, valInput,
+      el("button", { type: "button", class: "secondary", "aria-label": "Remove this filter", onclick: () => row.remove() }, "×"));
+    filterRows.append(row);
+  };
+  filters.forEach(addFilterRow);
+  const readFilters = () => [...filterRows.querySelectorAll(".filter-row")].map((row) => {
+    const op = row.querySelector(".filter-op").value;
+    const filter = [row.querySelector(".filter-col").value, op];
+    if (op !== "null" && op !== "notnull") filter.push(row.querySelector(".filter-val").value);
+    return filter;
+  });
   const pick = el("select", { id: "filter-column", "aria-label": "Filter column" }, el("option", { value: "" }, "(any column)"), columns.map((c) => el("option", { value: c, selected: c === column }, c)));
   const wanted = el("input", { type: "text", id: "filter-value", value, placeholder: "equals…", "aria-label": "Filter value" });
   const exportQuery = new URLSearchParams(query);
   exportQuery.delete("limit"); exportQuery.delete("skip");
   const total = answer.body.total_rows;
   showFor(mine, ...head,
-    el("form", { class: "row panel", role: "search", onsubmit: (event) => { event.preventDefault(); go({ column: pick.value, value: wanted.value, skip: 0 }); } },
-      el("label", { for: "filter-column" }, "Where"), pick, wanted,
+    el("form", { class: "panel", role: "search", onsubmit: (event) => { event.preventDefault(); go({ column: pick.value, value: wanted.value, filters: readFilters(), skip: 0 }); } },
+      el("div", { class: "row" }, el("label", { for: "filter-column" }, "Where"), pick, wanted),
+      filterRows,
+      el("div", { class: "row" },
+      el("button", { type: "button", class: "secondary", id: "add-filter", onclick: () => addFilterRow() }, "Add filter"),
       el("button", { type: "submit", id: "filter" }, "Filter"),
-      column || value ? el("button", { type: "button", class: "secondary", onclick: () => go({ column: "", value: "", skip: 0 }) }, "Clear") : null,
+      column || value || filters.length ? el("button", { type: "button", class: "secondary", onclick: () => go({ column: "", value: "", filters: [], skip: 0 }) }, "Clear") : null,
       el("span", { class: "muted" }, "Export:"),
       el("a", { class: "button secondary", id: "export-csv", href: base + "?" + qs(exportQuery) + "&format=csv" }, "CSV"),
-      el("a", { class: "button secondary", id: "export-json", href: base + "?" + qs(exportQuery) + "&format=json" }, "JSON")),
+      el("a", { class: "button secondary", id: "export-json", href: base + "?" + qs(exportQuery) + "&format=json" }, "JSON"))),
     el("p", { class: "muted", id: "row-count" }, total ? `Rows ${skip + 1}–${skip + answer.body.rows.length} of ${total}` : "No rows."),
     resultTable(columns, answer.body.rows, (c) => el("button", { type: "button", class: "sort", "data-column": c,
       "aria-label": "Sort by " + c, onclick: () => go({ sort: c, descending: sort === c && !descending, skip: 0 }) },
@@ -892,6 +955,9 @@ async function sqliteTablePage(file, name, params) {
     el("div", { class: "row" },
       el("button", { type: "button", class: "secondary", disabled: skip === 0, onclick: () => go({ skip: Math.max(0, skip - pageSize) }) }, "← Previous"),
       el("button", { type: "button", class: "secondary", id: "next-page", disabled: skip + pageSize >= total, onclick: () => go({ skip: skip + pageSize }) }, "Next →")));
+  // The sorted column stays in view in a wide table.
+  const sorted = sort && main.querySelector(`button.sort[data-column="${CSS.escape(sort)}"]`);
+  if (sorted) sorted.scrollIntoView({ block: "nearest", inline: "center" });
 }
 
 // ---- routing ---------------------------------------------------------------------
@@ -921,7 +987,7 @@ async function route() {
     if (parts[0] === "replication") return await replicationPage();
     if (parts[0] === "sqlite") {
       if (parts.length === 1) return await sqliteFilesPage();
-      if (parts.length === 2) return await sqliteFilePage(parts[1]);
+      if (parts.length === 2) return await sqliteFilePage(parts[1], params);
       return await sqliteTablePage(parts[1], parts.slice(2).join("/"), params);
     }
     show(el("h1", {}, "Not found"), el("p", {}, el("a", { href: "#/" }, "Back to the databases")));
