@@ -699,6 +699,26 @@ def readable_on_a_phone():
     go(f"#/sqlite/{SQLITE_FILE}/books")
     find("tbody tr")
     shot("phone-table")
+    # Each page fits the screen; what is wider scrolls inside its own box.
+    for route, ready in [(f"#/sqlite/{SQLITE_FILE}/books", "tbody tr"), ("#/replication", "#rep-jobs table"),
+                         (f"#/sqlite/{SQLITE_FILE}", "#sql"), ("#/db/voting", "tbody tr"), ("#/db/voting/views", "#view-name")]:
+        go(route)
+        find(ready)
+        width = driver.execute_script("return document.documentElement.scrollWidth")
+        assert width <= 400, f"{route} is {width}px wide on a 390px screen"
+    shot("phone-replication")
+    # The tabs and the top bar keep to one line each.
+    go("#/db/voting")
+    find(".tabs a")
+    # On one line: their vertical middles differ by less than a line's height.
+    spreads = driver.execute_script("""
+        const spread = (selector) => {
+            const middles = [...document.querySelectorAll(selector)].map(e => { const r = e.getBoundingClientRect(); return r.top + r.height / 2; });
+            return Math.max(...middles) - Math.min(...middles);
+        };
+        return [spread('.tabs a'), spread('.top > *')];""")
+    assert spreads[0] < 10 and spreads[1] < 10, f"not on one line: tabs' middles {spreads[0]}px apart, the top bar's {spreads[1]}px"
+    shot("phone-tabs")
 
 
 driver.quit()

@@ -146,6 +146,7 @@ async function loadSession() {
   session = (answer.body && answer.body.userCtx) || { name: null, roles: [] };
   document.getElementById("who").textContent = session.name ? session.name : "";
   document.getElementById("signout").hidden = !session.name;
+  document.getElementById("signout").title = session.name ? "Sign out " + session.name : "";
 }
 
 function loginPage(message) {
