@@ -73,27 +73,25 @@ struct SQLiteBrowser: Sendable {
         guard !known.isEmpty else { throw DocumentError(.notFound, "No table or view named \(table)") }
         var sql = "SELECT * FROM \(quoteIdentifier(table))"
         var arguments: [(any DatabaseValueConvertible)?] = []
-        var filtered = true
+        var conditions: [String] = []
         if let column, !column.isEmpty {
             guard known.contains(column) else { throw DocumentError(.badRequest, "No column named \(column) in \(table)") }
-            sql += " WHERE \(quoteIdentifier(column)) = ?"
+            conditions.append("\(quoteIdentifier(column)) = ?")
             arguments = [value ?? ""]
         } else if let value, !value.isEmpty {
             // Any column: the rows where one of them equals the value.
-            sql += " WHERE (" + known.map { "\(quoteIdentifier($0)) = ?1" }.joined(separator: " OR ") + ")"
+            conditions.append("(" + known.map { "\(quoteIdentifier($0)) = ?1" }.joined(separator: " OR ") + ")")
             arguments = [value]
-        } else {
-            filtered = false
         }
-        // Filters combine with AND; each value is bound after those above
-        // (`?` after `?1` numbers on from 2).
+        // Filters combine with AND, each value bound after those above (a
+        // `?` after `?1` is numbered 2).
         for filter in filters {
             guard known.contains(filter.column) else { throw DocumentError(.badRequest, "No column named \(filter.column) in \(table)") }
             let (condition, argument) = filter.condition()
-            sql += (filtered ? " AND " : " WHERE ") + condition
-            filtered = true
+            conditions.append(condition)
             if let argument { arguments.append(argument) }
         }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if let sort, !sort.isEmpty {
             guard known.contains(sort) else { throw DocumentError(.badRequest, "No column named \(sort) in \(table)") }
             sql += " ORDER BY \(quoteIdentifier(sort))\(descending ? " DESC" : "")"

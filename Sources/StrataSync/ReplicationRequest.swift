@@ -73,10 +73,7 @@ package struct ReplicationRequest: Sendable {
         } catch {
             throw ReplicationError(reason: "could not open the source \(source.location): \(error)", underlying: error as? RemoteError)
         }
-        guard exists else {
-            throw ReplicationError(reason: "the source \(source.location) does not exist",
-                                   underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(source.location)"))
-        }
+        guard exists else { throw ReplicationError.missingSource(source.location) }
     }
 
     /// A side of a replication: a local database's name, a URL, or

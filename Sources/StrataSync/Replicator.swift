@@ -60,8 +60,7 @@ public struct Replicator: Sendable {
         // The source first, as CouchDB opens it: a source that cannot be
         // reached leaves no new, empty target behind.
         guard try await attempt("open the source", { try await source.exists() }) else {
-            throw ReplicationError(reason: "the source \(self.source.location) does not exist",
-                                   underlying: RemoteError(status: 404, error: "db_not_found", reason: "could not open \(self.source.location)"))
+            throw ReplicationError.missingSource(self.source.location)
         }
         if try await !attempt("open the target", { try await target.exists() }) {
             guard options.createTarget else {

@@ -238,8 +238,7 @@ public final class Statement {
     /// the statement's parameters (nothing is bound otherwise).
     @usableFromInline
     func prepareForBinding(valueCount: Int) throws {
-        try checkConnection()
-        resetForBinding()
+        try prepareForBinding()
         if valueCount != parameterCount { throw wrongValueCount(valueCount) }
     }
 
@@ -268,8 +267,7 @@ public final class Statement {
     /// - Throws: ``SQLiteError`` when the arguments do not fit or SQLite
     ///   reports an error.
     public func execute(arguments: StatementArguments = []) throws {
-        try checkConnection()
-        resetForBinding()
+        try prepareForBinding()
         if !arguments.isNamed, arguments.values.count == parameterCount {
             // The common case: the caller's values are bound where they
             // are, and named in an error only when one is thrown.

@@ -10,9 +10,6 @@ import StrataSync
 struct ReplicationHandlers: Sendable {
     let server: CouchServer
 
-    /// `POST /_replicate`: a one-shot replication answered when it ends, a
-    /// continuous one started in the background (`cancel: true` stops it).
-    /// Each side is a database of this server (by name) or a URL.
     /// A replication's failure as CouchDB answers it: 404 `db_not_found`,
     /// 401, 403, or 500 `replication_failed`.
     static func replicationFailure(_ error: ReplicationError) -> DocumentError {
@@ -21,6 +18,9 @@ struct ReplicationHandlers: Sendable {
         return DocumentError(status: name == "db_not_found" ? 404 : DocumentError.Kind(rawValue: name)?.status ?? 500, error: name, reason: error.reason)
     }
 
+    /// `POST /_replicate`: a one-shot replication answered when it ends, a
+    /// continuous one started in the background (`cancel: true` stops it).
+    /// Each side is a database of this server (by name) or a URL.
     func replicate(_ r: CouchRequest) async throws -> HTTPAnswer {
         let body = try r.object()
         if body["cancel"]?.boolValue == true, let id = body["replication_id"]?.stringValue {
