@@ -83,10 +83,12 @@ struct SQLCommand: AsyncParsableCommand {
 struct TextTable {
     var columns: [String]
     var rows: [[DatabaseValue]]
+    /// Whether the header and its rule come first.
+    var showsHeader = true
 
     var rendered: String {
         let cells = rows.map { $0.map(Self.text) }
-        var widths = columns.map(\.count)
+        var widths = showsHeader ? columns.map(\.count) : columns.map { _ in 0 }
         for row in cells {
             for (index, cell) in row.enumerated() {
                 widths[index] = max(widths[index], cell.count)
@@ -97,7 +99,8 @@ struct TextTable {
                 value + String(repeating: " ", count: width - value.count)
             }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) + "\n"
         }
-        return line(columns) + line(widths.map { String(repeating: "-", count: $0) }) + cells.map(line).joined()
+        let header = showsHeader ? line(columns) + line(widths.map { String(repeating: "-", count: $0) }) : ""
+        return header + cells.map(line).joined()
     }
 
     static func text(_ value: DatabaseValue) -> String {

@@ -9,7 +9,9 @@ struct StrataCommand: AsyncParsableCommand {
         commandName: "strata",
         abstract: "Keep and query application data in SQLite.",
         version: "0.1.0",
-        subcommands: [DemoCommand.self, SQLCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self, ServeCommand.self, ReplicateCommand.self, QueryServerCommand.self]
+        subcommands: [ShellCommand.self, DemoCommand.self, SQLCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self, ServeCommand.self, ReplicateCommand.self, QueryServerCommand.self],
+        // `strata FILE` opens the shell on FILE, as `sqlite3 FILE` does.
+        defaultSubcommand: ShellCommand.self
     )
 }
 
@@ -21,13 +23,17 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
     } catch let error as ExitCode {
         throw error
     } catch {
-        // One line: scalars, since "\r\n" is a single Character.
-        let message = String(String.UnicodeScalarView(String(describing: error).unicodeScalars.map {
-            $0 == "\r" || $0 == "\n" ? " " : $0
-        }))
-        FileHandle.standardError.write(Data("strata: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("strata: \(oneLineMessage(error))\n".utf8))
         throw ExitCode.failure
     }
+}
+
+/// An error message on one line: line breaks become spaces.
+func oneLineMessage(_ error: any Error) -> String {
+    // Scalars, since "\r\n" is a single Character.
+    String(String.UnicodeScalarView(String(describing: error).unicodeScalars.map {
+        $0 == "\r" || $0 == "\n" ? " " : $0
+    }))
 }
 
 /// Whether standard error is a terminal, where progress lines belong.

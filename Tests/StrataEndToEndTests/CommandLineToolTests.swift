@@ -191,7 +191,7 @@ import Testing
 }
 
 /// Runs a built executable of the package with arguments and, optionally,
-/// standard input.
-func runProduct(_ name: String, _ arguments: [String], input: String? = nil) throws -> ProcessOutput {
-    try runExecutable(try CommandLineToolTests.binaryURL(name), arguments, input: input)
+/// standard input and a working directory.
+func runProduct(_ name: String, _ arguments: [String], input: String? = nil, in folder: URL? = nil) throws -> ProcessOutput {
+    try runExecutable(try CommandLineToolTests.binaryURL(name), arguments, input: input, in: folder)
 }

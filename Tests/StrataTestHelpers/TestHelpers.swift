@@ -52,12 +52,13 @@ public struct ProcessOutput: Sendable {
     public var standardError: String
 }
 
-/// Runs an executable with arguments and, optionally, standard input, and
-/// waits for it to exit.
-public func runExecutable(_ url: URL, _ arguments: [String], input: String? = nil) throws -> ProcessOutput {
+/// Runs an executable with arguments and, optionally, standard input and a
+/// working directory, and waits for it to exit.
+public func runExecutable(_ url: URL, _ arguments: [String], input: String? = nil, in folder: URL? = nil) throws -> ProcessOutput {
     let process = Process()
     process.executableURL = url
     process.arguments = arguments
+    process.currentDirectoryURL = folder
     let output = Pipe()
     let error = Pipe()
     let standardInput = Pipe()

@@ -34,6 +34,20 @@ import Testing
         #expect(try statements.next() == nil)
     }
 
+    @Test func tellsWhenTheLastStatementIsComplete() {
+        #expect(Database.isComplete(sql: "SELECT 1;"))
+        #expect(Database.isComplete(sql: "SELECT 1;\n  -- a comment after\n"))
+        #expect(Database.isComplete(sql: "SELEC garbage;"))
+        #expect(!Database.isComplete(sql: "SELECT 1"))
+        #expect(!Database.isComplete(sql: "SELECT 'a;"))
+        #expect(!Database.isComplete(sql: "SELECT \"a;\" FROM t"))
+        #expect(!Database.isComplete(sql: "SELECT 1 /* ; */"))
+        #expect(!Database.isComplete(sql: "SELECT 1; SELECT 2"))
+        #expect(!Database.isComplete(sql: "CREATE TRIGGER t AFTER INSERT ON a BEGIN DELETE FROM b;"))
+        #expect(Database.isComplete(sql: "CREATE TRIGGER t AFTER INSERT ON a BEGIN DELETE FROM b; END;"))
+        #expect(!Database.isComplete(sql: "  -- only a comment\n"))
+    }
+
     @Test func anEmptyScriptHasNoStatement() throws {
         let db = try Database()
         #expect(try db.allStatements(sql: "").next() == nil)

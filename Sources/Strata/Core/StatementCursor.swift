@@ -92,4 +92,22 @@ extension Database {
         try checkNoNUL(in: sql)
         return StatementCursor(database: self, sql: sql)
     }
+
+    /// Whether `sql` ends with a complete statement: its last statement is
+    /// closed by a semicolon outside any string, identifier, comment or
+    /// trigger body. A shell reads lines until this is true, then runs them.
+    ///
+    /// ```swift
+    /// Database.isComplete(sql: "SELECT 'a;")      // false: the string is open
+    /// Database.isComplete(sql: "SELECT 'a;';")    // true
+    /// ```
+    ///
+    /// Only the text is looked at, not whether the statement is valid: a
+    /// misspelled statement ending in `;` is complete, and then fails to
+    /// compile when run. Text with only spaces and comments is not complete.
+    ///
+    /// See <https://www.sqlite.org/c3ref/complete.html>.
+    public static func isComplete(sql: String) -> Bool {
+        sqlite3_complete(sql) != 0
+    }
 }
