@@ -10,6 +10,7 @@ The screens at the end of each test are kept in ARTIFACTS_FOLDER.
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -134,6 +135,22 @@ class Pane:
                 file.write(self.screen())
         finally:
             subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def child_processes(parent):
+    """The processes whose parent is `parent`, from /proc."""
+    children = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as file:
+                    # pid (command) state ppid …: the command may hold spaces.
+                    fields = file.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == parent:
+                children.append(int(name))
+    return children
 
 
 def expect(condition, message):
@@ -304,6 +321,25 @@ class Tests:
         expect(len(pane.edited_line()) < 100, pane.edited_line())
         printed = pane.output_of("")
         expect(printed[-1] == "abcdefghij" * 15, printed)
+
+    def test_sigterm_at_the_prompt_gives_the_terminal_back(self, _pane):
+        # Killed while the line editor holds the terminal raw, the shell puts
+        # its settings back: the terminal echoes and reads lines again.
+        command = (f"{shlex.quote(STRATA)} {shlex.quote(self.database)}; echo \"[strata status $?]\"; "
+                   "stty -a | tr ' ;' '\\n\\n' | grep -x -e -isig -e isig -e -icanon -e icanon -e -echo -e echo | tr '\\n' ' '; echo")
+        pane = Pane(command, self.env)
+        try:
+            pane.wait_for_prompt()
+            shell_pid = pane.tmux("display-message", "-p", "-t", pane.target, "#{pane_pid}").strip()
+            children = child_processes(int(shell_pid))
+            expect(len(children) == 1, f"the shell's process: {children}")
+            os.kill(children[0], signal.SIGTERM)
+            pane.wait_for_text("[exit status")
+            screen = pane.screen()
+            expect("[strata status 143]" in screen, screen)
+            expect("isig icanon echo" in screen, screen)
+        finally:
+            pane.close("sigterm")
 
     def test_piped_input_at_a_terminal(self, _pane):
         # Standard input from a pipe, standard output the terminal: no

@@ -71,7 +71,22 @@ struct ShellCommand: ParsableCommand {
             if !shell.interruption.interrupt() && !isInteractive { Foundation.exit(130) }
         }
         signals.resume()
-        defer { signals.cancel() }
+        // Killed at the prompt (raw mode) or during a statement (echo off):
+        // the terminal gets its settings back before the process ends.
+        let endings = [SIGTERM, SIGHUP].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                Terminal.restore()
+                Foundation.exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
+        defer {
+            signals.cancel()
+            endings.forEach { $0.cancel() }
+        }
 
         if isInteractive {
             let place = database == ":memory:" ? "a throwaway in-memory database" : database

@@ -54,9 +54,21 @@ enum Terminal {
         }
         // TCSANOW, not TCSAFLUSH: a pasted script's later lines are waiting.
         guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { return body() }
-        defer { tcsetattr(STDIN_FILENO, TCSANOW, &original) }
+        changedSettings.set(original)
+        defer { restore() }
         return body()
     }
+
+    /// Puts back the settings raw mode or `withoutEcho` changed, if any:
+    /// also on SIGTERM or SIGHUP, so that a shell killed at its prompt does
+    /// not leave the terminal raw.
+    static func restore() {
+        guard var original = changedSettings.take() else { return }
+        tcsetattr(STDIN_FILENO, TCSANOW, &original)
+    }
+
+    /// The terminal's settings before the current change.
+    private static let changedSettings = SavedSettings()
 
     /// Runs `body` with the terminal's echo off: keys typed meanwhile wait,
     /// unshown, for the next prompt (whose editor shows them), and Ctrl-C
@@ -67,7 +79,23 @@ enum Terminal {
         var quiet = original
         quiet.c_lflag &= ~tcflag_t(ECHO)
         guard tcsetattr(STDIN_FILENO, TCSANOW, &quiet) == 0 else { return try body() }
-        defer { tcsetattr(STDIN_FILENO, TCSANOW, &original) }
+        changedSettings.set(original)
+        defer { restore() }
         return try body()
+    }
+}
+
+/// Terminal settings kept for a signal handler's thread to put back.
+private final class SavedSettings: @unchecked Sendable {
+    private let lock = NSLock()
+    private var settings: termios?
+
+    func set(_ value: termios) { lock.withLock { settings = value } }
+
+    func take() -> termios? {
+        lock.withLock {
+            defer { settings = nil }
+            return settings
+        }
     }
 }
