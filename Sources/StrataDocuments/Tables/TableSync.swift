@@ -1,0 +1,288 @@
+import Foundation
+import Strata
+
+/// An app's own relational tables kept as CouchDB documents in the same
+/// file, so that they replicate like any document database: each row is a
+/// document, written and read through the tables as before.
+///
+/// ```swift
+/// let pool = try DatabasePool(path: "notes.sqlite")
+/// try pool.write { db in
+///     try db.execute(sql: "CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT)")
+/// }
+/// let sync = try TableSync(pool, tables: ["notes"])
+/// try pool.write { db in
+///     try db.execute(sql: "INSERT INTO notes VALUES (?, 'Groceries', 'milk')", arguments: [UUID().uuidString])
+/// }
+/// try sync.captureLocalChanges()          // the row is now the document "notes:<id>"
+/// // StrataSync's `sync.sync(with:)` sends and receives the documents.
+/// ```
+///
+/// **Rows as documents.** The row of `notes` whose key is `k` is the
+/// document `notes:k`, its columns members of the same names, and the
+/// member `$table` names the table. A column's value maps as follows:
+/// INTEGER → a JSON integer, exact at any size; REAL → a JSON number with
+/// a fraction or exponent (so it comes back REAL); TEXT → a string; NULL →
+/// null; a BLOB in a column not declared BLOB → a string of its base64
+/// (it comes back as that text). A document's members the table has no
+/// column for are kept in the document when the row changes, so a newer
+/// app version's fields survive an older one's edits.
+///
+/// **Local writes** are captured by triggers, in the transaction of the row
+/// change, whatever made it (records, typed queries, raw SQL, another
+/// process on the file): each change enters an outbox table, and
+/// ``captureLocalChanges()`` turns the outbox into document revisions in
+/// one transaction. A crash between the two loses nothing: the outbox is
+/// read on the next call.
+///
+/// **Remote writes** (replicated into ``documents``) reach the table in
+/// the transaction of the document write, by triggers on the documents
+/// table: the row is the document's winning revision by CouchDB's rule,
+/// and a deleted winner deletes the row. Those writes are not captured
+/// again.
+///
+/// **Keys.** Two devices must not hand out the same key: a synced table's
+/// primary key is one TEXT column (a UUID string, say). A table keyed by
+/// an INTEGER row id, or with no primary key, or a BLOB column, is refused
+/// with ``DocumentError`` `badRequest` saying why.
+public final class TableSync: Sendable {
+    /// The document database the rows are kept in (its tables are named
+    /// after ``documentsName``), what a replicator sends and receives.
+    public let documents: DocumentDatabase
+    /// The synced tables and their keys.
+    public let tables: [SyncedTable]
+    /// The document database's name inside the file.
+    public let documentsName: String
+
+    /// A synced table: its name, its key column and its other columns.
+    public struct SyncedTable: Sendable, Hashable {
+        public let name: String
+        public let keyColumn: String
+        public let columns: [String]
+    }
+
+    /// Starts syncing `tables` of `writer`'s file: checks their keys,
+    /// installs the capture and apply triggers (again on each open, so
+    /// columns added by a migration are included), and puts the rows of a
+    /// table synced for the first time in the outbox.
+    ///
+    /// - Throws: ``DocumentError`` `badRequest` for a missing table, or one
+    ///   whose key cannot be shared between devices.
+    public init(_ writer: any DatabaseWriter, tables names: [String], documentsName: String = "strata_sync") throws {
+        self.documents = try DocumentDatabase(writer, name: documentsName)
+        self.documentsName = documentsName
+        let docs = documents.tables.docs
+        self.tables = try writer.write { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS \(Self.outbox(documentsName)) (
+                  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                  tbl TEXT NOT NULL,
+                  key ANY
+                );
+                CREATE TABLE IF NOT EXISTS \(Self.state(documentsName)) (
+                  id INTEGER PRIMARY KEY CHECK (id = 0),
+                  applying INTEGER NOT NULL
+                );
+                INSERT OR IGNORE INTO \(Self.state(documentsName))(id, applying) VALUES (0, 0);
+                CREATE TABLE IF NOT EXISTS \(Self.registry(documentsName)) (
+                  name TEXT PRIMARY KEY NOT NULL
+                ) WITHOUT ROWID;
+                """)
+            return try names.map { name in
+                let table = try Self.check(db, table: name)
+                try Self.installTriggers(db, table: table, documentsName: documentsName, docs: docs)
+                let isNew = try Row.fetchOne(db, sql: "SELECT 1 FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name]) == nil
+                if isNew {
+                    try db.execute(sql: "INSERT INTO \(Self.registry(documentsName))(name) VALUES (?)", arguments: [name])
+                    try db.execute(sql: "INSERT INTO \(Self.outbox(documentsName))(tbl, key) SELECT ?, \(quoteIdentifier(table.keyColumn)) FROM \(quoteIdentifier(name))",
+                                   arguments: [name])
+                }
+                return table
+            }
+        }
+    }
+
+    /// The number of row changes waiting in the outbox.
+    public func pendingChangeCount() throws -> Int {
+        try documents.writer.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM \(Self.outbox(self.documentsName))") ?? 0
+        }
+    }
+
+    /// Turns the captured row changes into document revisions, in one
+    /// transaction, and empties the outbox: a changed row becomes a new
+    /// revision of its document (unless it equals the document already),
+    /// a deleted row a deletion. Returns the number of documents written.
+    @discardableResult
+    public func captureLocalChanges() throws -> Int {
+        let tablesByName = Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0) })
+        let documentTables = documents.tables
+        let outbox = Self.outbox(documentsName)
+        let state = Self.state(documentsName)
+        return try documents.writer.write { db in
+            let entries = try Row.fetchAll(db, sql: "SELECT seq, tbl, key FROM \(outbox) ORDER BY seq")
+            guard let last = entries.last else { return 0 }
+            // The remote side's triggers must not write the rows back.
+            try db.execute(sql: "UPDATE \(state) SET applying = 1")
+            var done = Set<String>()
+            var written = 0
+            for entry in entries.reversed() {
+                let tableName: String = try entry[1]
+                let key: DatabaseValue = entry.databaseValues[2]
+                guard let table = tablesByName[tableName], case .text(let keyText) = key else { continue }
+                let id = tableName + ":" + keyText
+                guard done.insert(id).inserted else { continue }
+                if try Self.writeDocument(db, id: id, table: table, key: key, into: documentTables) { written += 1 }
+            }
+            try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ?", arguments: [try last[0] as Int])
+            try db.execute(sql: "UPDATE \(state) SET applying = 0")
+            return written
+        }
+    }
+
+    /// The rows whose document has conflicting revisions: the key, the
+    /// winning revision (the one the row holds) and the losing leaves.
+    public func conflicts(in table: String) throws -> [(key: String, winner: String, losers: [String])] {
+        let docs = documents.tables.docs
+        let ids = try documents.writer.read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM \(docs) WHERE leaves > 1 AND substr(id, 1, ?) = ? ORDER BY id",
+                                arguments: [table.count + 1, table + ":"])
+        }
+        return try ids.compactMap { id in
+            let document = try documents.document(id: id, options: DocumentReadOptions(conflicts: true))
+            let losers = document["_conflicts"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            guard !losers.isEmpty, let rev = document["_rev"]?.stringValue else { return nil }
+            return (String(id.dropFirst(table.count + 1)), rev, losers)
+        }
+    }
+
+    // MARK: - Rows to documents
+
+    /// Writes the document of one row as the row is now; false when it
+    /// needed no new revision.
+    private static func writeDocument(_ db: Database, id: String, table: SyncedTable, key: DatabaseValue, into documentTables: DocumentTables) throws -> Bool {
+        let current = try Row.fetchOne(db, sql: "SELECT rev, deleted, body FROM \(documentTables.docs) WHERE id = ?", arguments: [id])
+        let currentRev: String? = try current?[0]
+        let currentDeleted = try current.map { try $0[1] as Bool } ?? true
+        let row = try Row.fetchOne(db, sql: "SELECT * FROM \(quoteIdentifier(table.name)) WHERE \(quoteIdentifier(table.keyColumn)) = ?",
+                                   arguments: [key])
+        guard let row else {
+            // The row is gone: delete its document, if it has a live one.
+            guard let currentRev, !currentDeleted else { return false }
+            _ = try documentTables.write(db, document: ["_id": .string(id), "_rev": .string(currentRev), "_deleted": true], newEdits: true)
+            return true
+        }
+        var body = JSONObject()
+        if !currentDeleted, let text: String = try current?[2], case .object(let stored) = try JSON(parsing: text) {
+            body = stored
+        }
+        let before = body
+        body["$table"] = .string(table.name)
+        for (name, value) in zip(row.columnNames, row.databaseValues) {
+            body[name] = json(value)
+        }
+        if !currentDeleted, body == before { return false }
+        var document: JSONObject = ["_id": .string(id)]
+        if let currentRev { document["_rev"] = .string(currentRev) }
+        for (name, value) in body { document[name] = value }
+        _ = try documentTables.write(db, document: document, newEdits: true)
+        return true
+    }
+
+    /// A column's value as a document member (see the type's discussion).
+    static func json(_ value: DatabaseValue) -> JSON {
+        switch value {
+        case .null: return .null
+        case .integer(let integer): return .number(String(integer))
+        case .real(let real):
+            guard real.isFinite else { return .null }
+            let text = String(real)
+            // "3.0" and "1e+20" stay REAL when read back; Swift's text has
+            // a fraction or an exponent already.
+            return .number(text)
+        case .text(let text): return .string(text)
+        case .blob(let data): return .string(data.base64EncodedString())
+        }
+    }
+
+    // MARK: - Schema
+
+    static func outbox(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_outbox") }
+    static func state(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_state") }
+    static func registry(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_tables") }
+
+    /// The table's key and columns, or why it cannot be synced.
+    private static func check(_ db: Database, table name: String) throws -> SyncedTable {
+        let columns = try Row.fetchAll(db, sql: "SELECT name, type, pk FROM pragma_table_info(?)", arguments: [name])
+        guard !columns.isEmpty else {
+            throw DocumentError(.badRequest, "cannot sync \(name): there is no such table")
+        }
+        let keys = try columns.filter { try $0[2] as Int > 0 }
+        let why = "two devices would hand out the same keys. Give it one TEXT primary key of globally unique values, "
+            + "for example `id TEXT PRIMARY KEY NOT NULL` filled with UUID().uuidString"
+        guard keys.count == 1 else {
+            throw DocumentError(.badRequest, "cannot sync \(name): its primary key is \(keys.isEmpty ? "its row id" : "several columns"), and \(why)")
+        }
+        let keyColumn: String = try keys[0][0]
+        let keyType = (try keys[0][1] as String).uppercased()
+        guard ["CHAR", "CLOB", "TEXT"].contains(where: keyType.contains) || keyType == "UUID" else {
+            throw DocumentError(.badRequest, "cannot sync \(name): its key \(keyColumn) is \(keyType.isEmpty ? "untyped" : keyType), not TEXT"
+                + (keyType.contains("INT") ? ", an autoincremented row id: \(why)" : ": \(why)"))
+        }
+        for column in columns where (try column[1] as String).uppercased().contains("BLOB") {
+            throw DocumentError(.badRequest, "cannot sync \(name): its column \(try column[0] as String) is a BLOB, which synced tables do not carry yet")
+        }
+        return SyncedTable(name: name, keyColumn: keyColumn, columns: try columns.map { try $0[0] as String })
+    }
+
+    /// The triggers of one table: capture (row changes into the outbox) and
+    /// apply (document writes into the row).
+    private static func installTriggers(_ db: Database, table: SyncedTable, documentsName: String, docs: String) throws {
+        let outbox = outbox(documentsName)
+        let state = state(documentsName)
+        let name = quoteIdentifier(table.name)
+        let key = quoteIdentifier(table.keyColumn)
+        let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
+        func trigger(_ suffix: String) -> String { quoteIdentifier("\(documentsName)_\(table.name)_\(suffix)") }
+        let idle = "(SELECT applying FROM \(state)) = 0"
+        // The document's key: what follows "table:" in its id.
+        let prefixLength = table.name.unicodeScalars.count + 1
+        let docKey = "substr(NEW.id, \(prefixLength + 1))"
+        let isTable = "substr(NEW.id, 1, \(prefixLength)) = \(literal) || ':'"
+        let others = table.columns.filter { $0 != table.keyColumn }
+        func member(_ column: String) -> String {
+            "json_extract(NEW.body, '$.\"" + column.replacingOccurrences(of: "'", with: "''").replacingOccurrences(of: "\"", with: "\\\"") + "\"')"
+        }
+        let upsertColumns = ([table.keyColumn] + others).map(quoteIdentifier).joined(separator: ", ")
+        let upsertValues = ([docKey] + others.map(member)).joined(separator: ", ")
+        let onConflict = others.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + others.map { "\(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" }.joined(separator: ", ")
+        let apply = """
+            UPDATE \(state) SET applying = 1;
+            DELETE FROM \(name) WHERE NEW.deleted AND \(key) = \(docKey);
+            INSERT INTO \(name)(\(upsertColumns)) SELECT \(upsertValues) WHERE NOT NEW.deleted
+              ON CONFLICT(\(key)) \(onConflict);
+            UPDATE \(state) SET applying = 0;
+            """
+        for suffix in ["inserted", "updated", "deleted", "applied_insert", "applied_update"] {
+            try db.execute(sql: "DROP TRIGGER IF EXISTS \(trigger(suffix))")
+        }
+        try db.execute(sql: """
+            CREATE TRIGGER \(trigger("inserted")) AFTER INSERT ON \(name) WHEN \(idle) BEGIN
+              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), NEW.\(key));
+            END;
+            CREATE TRIGGER \(trigger("updated")) AFTER UPDATE ON \(name) WHEN \(idle) BEGIN
+              INSERT INTO \(outbox)(tbl, key) SELECT \(literal), OLD.\(key) WHERE OLD.\(key) IS NOT NEW.\(key);
+              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), NEW.\(key));
+            END;
+            CREATE TRIGGER \(trigger("deleted")) AFTER DELETE ON \(name) WHEN \(idle) BEGIN
+              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), OLD.\(key));
+            END;
+            CREATE TRIGGER \(trigger("applied_insert")) AFTER INSERT ON \(docs) WHEN \(isTable) AND \(idle) BEGIN
+            \(apply)
+            END;
+            CREATE TRIGGER \(trigger("applied_update")) AFTER UPDATE ON \(docs) WHEN \(isTable) AND \(idle) BEGIN
+            \(apply)
+            END;
+            """)
+    }
+}
