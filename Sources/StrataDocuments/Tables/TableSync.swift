@@ -41,10 +41,14 @@ import Strata
 /// and a deleted winner deletes the row. Those writes are not captured
 /// again.
 ///
-/// **Keys.** Two devices must not hand out the same key: a synced table's
-/// primary key is one TEXT column (a UUID string, say). A table keyed by
-/// an INTEGER row id, or with no primary key, or a BLOB column, is refused
-/// with ``DocumentError`` `badRequest` saying why.
+/// **Keys.** Two devices must not hand out the same key. A synced table's
+/// primary key is of globally unique values: a TEXT column of UUID strings,
+/// say, or the columns of a join table's composite key. The document id is
+/// the table's name, a colon, and the key's text (`notes:4F1C…`), or for a
+/// composite key a JSON array of its values (`favorites:["ann",12]`). A
+/// table keyed by SQLite's row id (an INTEGER PRIMARY KEY, or no primary
+/// key) is refused with ``DocumentError`` `badRequest` saying why and what
+/// to do, and so is a table with a BLOB column (not carried yet).
 public final class TableSync: Sendable {
     /// The document database the rows are kept in (its tables are named
     /// after ``documentsName``), what a replicator sends and receives.
@@ -54,11 +58,31 @@ public final class TableSync: Sendable {
     /// The document database's name inside the file.
     public let documentsName: String
 
-    /// A synced table: its name, its key column and its other columns.
+    /// A synced table: its name, its primary key's columns and all its
+    /// columns.
     public struct SyncedTable: Sendable, Hashable {
         public let name: String
-        public let keyColumn: String
+        public let keyColumns: [String]
         public let columns: [String]
+
+        /// SQL for the document key of the row `alias` (NEW, OLD, or the
+        /// table): the key's text, or a JSON array of a composite key's values.
+        func keySQL(_ alias: String) -> String {
+            let prefix = alias.isEmpty ? "" : alias + "."
+            if keyColumns.count == 1 { return "CAST(\(prefix)\(quoteIdentifier(keyColumns[0])) AS TEXT)" }
+            return "json_array(" + keyColumns.map { prefix + quoteIdentifier($0) }.joined(separator: ", ") + ")"
+        }
+
+        /// SQL for each key column's value, from a document key in `text`.
+        func keyValuesSQL(_ text: String) -> [String] {
+            if keyColumns.count == 1 { return [text] }
+            return keyColumns.indices.map { "json_extract(\(text), '$[\($0)]')" }
+        }
+
+        /// SQL that is true for the row whose document key is `text`.
+        func matchSQL(_ text: String) -> String {
+            zip(keyColumns, keyValuesSQL(text)).map { "\(quoteIdentifier($0)) = \($1)" }.joined(separator: " AND ")
+        }
     }
 
     /// Starts syncing `tables` of `writer`'s file: checks their keys,
@@ -94,7 +118,7 @@ public final class TableSync: Sendable {
                 let isNew = try Row.fetchOne(db, sql: "SELECT 1 FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name]) == nil
                 if isNew {
                     try db.execute(sql: "INSERT INTO \(Self.registry(documentsName))(name) VALUES (?)", arguments: [name])
-                    try db.execute(sql: "INSERT INTO \(Self.outbox(documentsName))(tbl, key) SELECT ?, \(quoteIdentifier(table.keyColumn)) FROM \(quoteIdentifier(name))",
+                    try db.execute(sql: "INSERT INTO \(Self.outbox(documentsName))(tbl, key) SELECT ?, \(table.keySQL("")) FROM \(quoteIdentifier(name))",
                                    arguments: [name])
                 }
                 return table
@@ -128,9 +152,8 @@ public final class TableSync: Sendable {
             var written = 0
             for entry in entries.reversed() {
                 let tableName: String = try entry[1]
-                let key: DatabaseValue = entry.databaseValues[2]
-                guard let table = tablesByName[tableName], case .text(let keyText) = key else { continue }
-                let id = tableName + ":" + keyText
+                guard let table = tablesByName[tableName], let key: String = try entry[2] else { continue }
+                let id = tableName + ":" + key
                 guard done.insert(id).inserted else { continue }
                 if try Self.writeDocument(db, id: id, table: table, key: key, into: documentTables) { written += 1 }
             }
@@ -160,11 +183,11 @@ public final class TableSync: Sendable {
 
     /// Writes the document of one row as the row is now; false when it
     /// needed no new revision.
-    private static func writeDocument(_ db: Database, id: String, table: SyncedTable, key: DatabaseValue, into documentTables: DocumentTables) throws -> Bool {
+    private static func writeDocument(_ db: Database, id: String, table: SyncedTable, key: String, into documentTables: DocumentTables) throws -> Bool {
         let current = try Row.fetchOne(db, sql: "SELECT rev, deleted, body FROM \(documentTables.docs) WHERE id = ?", arguments: [id])
         let currentRev: String? = try current?[0]
         let currentDeleted = try current.map { try $0[1] as Bool } ?? true
-        let row = try Row.fetchOne(db, sql: "SELECT * FROM \(quoteIdentifier(table.name)) WHERE \(quoteIdentifier(table.keyColumn)) = ?",
+        let row = try Row.fetchOne(db, sql: "SELECT * FROM \(quoteIdentifier(table.name)) WHERE \(table.matchSQL("?1"))",
                                    arguments: [key])
         guard let row else {
             // The row is gone: delete its document, if it has a live one.
@@ -213,26 +236,25 @@ public final class TableSync: Sendable {
 
     /// The table's key and columns, or why it cannot be synced.
     private static func check(_ db: Database, table name: String) throws -> SyncedTable {
-        let columns = try Row.fetchAll(db, sql: "SELECT name, type, pk FROM pragma_table_info(?)", arguments: [name])
+        let columns = try Row.fetchAll(db, sql: "SELECT name, type, pk FROM pragma_table_info(?) ORDER BY cid", arguments: [name])
         guard !columns.isEmpty else {
             throw DocumentError(.badRequest, "cannot sync \(name): there is no such table")
         }
-        let keys = try columns.filter { try $0[2] as Int > 0 }
-        let why = "two devices would hand out the same keys. Give it one TEXT primary key of globally unique values, "
+        let keys = try columns.filter { try $0[2] as Int > 0 }.sorted { (a: Row, b: Row) in try (a[2] as Int) < (b[2] as Int) }
+        let why = "two devices would hand out the same keys. Give it a primary key of globally unique values, "
             + "for example `id TEXT PRIMARY KEY NOT NULL` filled with UUID().uuidString"
-        guard keys.count == 1 else {
-            throw DocumentError(.badRequest, "cannot sync \(name): its primary key is \(keys.isEmpty ? "its row id" : "several columns"), and \(why)")
+        guard !keys.isEmpty else {
+            throw DocumentError(.badRequest, "cannot sync \(name): it has no primary key but its row id, and \(why)")
         }
-        let keyColumn: String = try keys[0][0]
-        let keyType = (try keys[0][1] as String).uppercased()
-        guard ["CHAR", "CLOB", "TEXT"].contains(where: keyType.contains) || keyType == "UUID" else {
-            throw DocumentError(.badRequest, "cannot sync \(name): its key \(keyColumn) is \(keyType.isEmpty ? "untyped" : keyType), not TEXT"
-                + (keyType.contains("INT") ? ", an autoincremented row id: \(why)" : ": \(why)"))
+        let withoutRowID = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ?", arguments: [name]) ?? false
+        if keys.count == 1, !withoutRowID, (try keys[0][1] as String).uppercased() == "INTEGER" {
+            let column: String = try keys[0][0]
+            throw DocumentError(.badRequest, "cannot sync \(name): its key \(column) is an INTEGER PRIMARY KEY, the row id SQLite hands out, and \(why)")
         }
         for column in columns where (try column[1] as String).uppercased().contains("BLOB") {
             throw DocumentError(.badRequest, "cannot sync \(name): its column \(try column[0] as String) is a BLOB, which synced tables do not carry yet")
         }
-        return SyncedTable(name: name, keyColumn: keyColumn, columns: try columns.map { try $0[0] as String })
+        return SyncedTable(name: name, keyColumns: try keys.map { try $0[0] as String }, columns: try columns.map { try $0[0] as String })
     }
 
     /// The triggers of one table: capture (row changes into the outbox) and
@@ -241,7 +263,6 @@ public final class TableSync: Sendable {
         let outbox = outbox(documentsName)
         let state = state(documentsName)
         let name = quoteIdentifier(table.name)
-        let key = quoteIdentifier(table.keyColumn)
         let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
         func trigger(_ suffix: String) -> String { quoteIdentifier("\(documentsName)_\(table.name)_\(suffix)") }
         let idle = "(SELECT applying FROM \(state)) = 0"
@@ -249,18 +270,19 @@ public final class TableSync: Sendable {
         let prefixLength = table.name.unicodeScalars.count + 1
         let docKey = "substr(NEW.id, \(prefixLength + 1))"
         let isTable = "substr(NEW.id, 1, \(prefixLength)) = \(literal) || ':'"
-        let others = table.columns.filter { $0 != table.keyColumn }
+        let others = table.columns.filter { !table.keyColumns.contains($0) }
         func member(_ column: String) -> String {
             "json_extract(NEW.body, '$.\"" + column.replacingOccurrences(of: "'", with: "''").replacingOccurrences(of: "\"", with: "\\\"") + "\"')"
         }
-        let upsertColumns = ([table.keyColumn] + others).map(quoteIdentifier).joined(separator: ", ")
-        let upsertValues = ([docKey] + others.map(member)).joined(separator: ", ")
+        let upsertColumns = (table.keyColumns + others).map(quoteIdentifier).joined(separator: ", ")
+        let upsertValues = (table.keyValuesSQL(docKey) + others.map(member)).joined(separator: ", ")
+        let conflictTarget = table.keyColumns.map(quoteIdentifier).joined(separator: ", ")
         let onConflict = others.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + others.map { "\(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" }.joined(separator: ", ")
         let apply = """
             UPDATE \(state) SET applying = 1;
-            DELETE FROM \(name) WHERE NEW.deleted AND \(key) = \(docKey);
+            DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey));
             INSERT INTO \(name)(\(upsertColumns)) SELECT \(upsertValues) WHERE NOT NEW.deleted
-              ON CONFLICT(\(key)) \(onConflict);
+              ON CONFLICT(\(conflictTarget)) \(onConflict);
             UPDATE \(state) SET applying = 0;
             """
         for suffix in ["inserted", "updated", "deleted", "applied_insert", "applied_update"] {
@@ -268,14 +290,14 @@ public final class TableSync: Sendable {
         }
         try db.execute(sql: """
             CREATE TRIGGER \(trigger("inserted")) AFTER INSERT ON \(name) WHEN \(idle) BEGIN
-              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), NEW.\(key));
+              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("NEW")));
             END;
             CREATE TRIGGER \(trigger("updated")) AFTER UPDATE ON \(name) WHEN \(idle) BEGIN
-              INSERT INTO \(outbox)(tbl, key) SELECT \(literal), OLD.\(key) WHERE OLD.\(key) IS NOT NEW.\(key);
-              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), NEW.\(key));
+              INSERT INTO \(outbox)(tbl, key) SELECT \(literal), \(table.keySQL("OLD")) WHERE \(table.keySQL("OLD")) IS NOT \(table.keySQL("NEW"));
+              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("NEW")));
             END;
             CREATE TRIGGER \(trigger("deleted")) AFTER DELETE ON \(name) WHEN \(idle) BEGIN
-              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), OLD.\(key));
+              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("OLD")));
             END;
             CREATE TRIGGER \(trigger("applied_insert")) AFTER INSERT ON \(docs) WHEN \(isTable) AND \(idle) BEGIN
             \(apply)
