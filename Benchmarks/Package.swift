@@ -16,6 +16,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataMacros", package: "Strata"),
+                .product(name: "StrataDocuments", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

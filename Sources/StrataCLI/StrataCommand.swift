@@ -9,7 +9,7 @@ struct StrataCommand: AsyncParsableCommand {
         commandName: "strata",
         abstract: "Keep and query application data in SQLite.",
         version: "0.1.0",
-        subcommands: [ShellCommand.self, DemoCommand.self, SQLCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self, ServeCommand.self, ReplicateCommand.self, QueryServerCommand.self],
+        subcommands: [ShellCommand.self, DemoCommand.self, SQLCommand.self, ImportCommand.self, ExportCommand.self, SchemaCommand.self, ServeCommand.self, ReplicateCommand.self, SyncCommand.self, QueryServerCommand.self],
         // `strata FILE` opens the shell on FILE, as `sqlite3 FILE` does.
         defaultSubcommand: ShellCommand.self
     )

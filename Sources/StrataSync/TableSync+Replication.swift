@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 import StrataDocuments
 
 extension TableSync {
@@ -17,5 +18,46 @@ extension TableSync {
     public func sync(with remote: any DocumentStore, options: ReplicationOptions = ReplicationOptions()) async throws -> (push: ReplicationProgress, pull: ReplicationProgress) {
         try captureLocalChanges()
         return try await Replicator.sync(documents, remote, options: options)
+    }
+
+    /// Syncs with `remote` until cancelled: every local commit that changes
+    /// a synced table becomes documents and is sent, and every remote change
+    /// is received and applied, as it happens. Writes by another process on
+    /// the file are picked up within two seconds. Throws
+    /// `CancellationError` when its task is cancelled, or the first
+    /// replication error.
+    ///
+    /// ```swift
+    /// let syncing = Task { try await sync.run(with: server.database("notes-alice")) }
+    /// // … the app reads and writes its tables …
+    /// syncing.cancel()
+    /// ```
+    public func run(with remote: any DocumentStore, options: ReplicationOptions = ReplicationOptions()) async throws {
+        try captureLocalChanges()
+        var continuous = options
+        continuous.continuous = true
+        let options = continuous
+        let writer = documents.writer
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await Replicator.sync(self.documents, remote, options: options) }
+            // This process's commits: the outbox is observed.
+            group.addTask {
+                let pending = ValueObservation { db in try self.pendingChangeCount(db) }
+                for try await count in pending.values(in: writer) where count > 0 {
+                    try self.captureLocalChanges()
+                }
+            }
+            // Other processes' commits, which no observation of this one sees.
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: .seconds(2))
+                    if try self.pendingChangeCount() > 0 { try self.captureLocalChanges() }
+                }
+            }
+            // The first to end (by an error, or cancelled) ends them all.
+            try await group.next()
+            group.cancelAll()
+        }
+        try Task.checkCancellation()
     }
 }

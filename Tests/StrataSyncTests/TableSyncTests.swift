@@ -228,6 +228,54 @@ import Testing
         #expect(counts.values == [0, 50])
     }
 
+    @Test func continuousSyncCarriesEachCommitAsItHappens() async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        let alice = try Device()
+        let bob = try Device()
+        let aliceSyncing = Task { try await alice.sync.run(with: remote) }
+        let bobSyncing = Task { try await bob.sync.run(with: remote) }
+        // A commit on one device reaches the other, both ways.
+        try alice.execute("INSERT INTO notes VALUES ('live', 'Written on Alice', NULL, NULL, NULL)")
+        #expect(try await eventually { try bob.rows() == ["'live'|'Written on Alice'|NULL|NULL|NULL"] })
+        try bob.execute("UPDATE notes SET body = 'and edited on Bob' WHERE id = 'live'")
+        #expect(try await eventually { try alice.rows() == ["'live'|'Written on Alice'|'and edited on Bob'|NULL|NULL"] })
+        // A write by another connection (another process, say), which no
+        // observation in this one sees, is carried too.
+        let other = try Database(path: alice.pool.path)
+        try other.execute(sql: "INSERT INTO notes VALUES ('raw', 'From sqlite3', NULL, NULL, NULL)")
+        try other.close()
+        #expect(try await eventually { try bob.rows().count == 2 })
+        aliceSyncing.cancel()
+        bobSyncing.cancel()
+        await #expect(throws: CancellationError.self) { try await aliceSyncing.value }
+        await #expect(throws: CancellationError.self) { try await bobSyncing.value }
+    }
+
+    @Test func strataSyncOnTheCommandLine() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let path = try makeTemporaryPath()
+        let db = try Database(path: path)
+        try db.execute(sql: Self.schema + "; INSERT INTO notes VALUES ('cli', 'From the tool', NULL, 1, NULL)")
+        try db.close()
+        let url = server.base.absoluteString.replacingOccurrences(of: "http://", with: "http://admin:secret@") + "/notes-cli"
+        let first = try runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes", "--create-target"])
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(first.standardOutput == "sent 1 documents, received 0\n")
+        let remote = try server.client().database("notes-cli")
+        #expect(try await remote.document(id: "notes:cli")["title"] == "From the tool")
+        // A document written on the server arrives as a row.
+        try await remote.put(["_id": "notes:web", "title": "From the web", "pinned": 0])
+        let second = try runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes"])
+        #expect(second.standardOutput == "sent 0 documents, received 1\n")
+        #expect(try String.fetchAll(Database(path: path), sql: "SELECT title FROM notes ORDER BY id") == ["From the tool", "From the web"])
+        // A table that cannot be shared is a one-line error.
+        let refused = try runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "sqlite_schema"])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("cannot sync sqlite_schema: it has no primary key but its row id"))
+    }
+
     @Test func aTableWhoseKeysDevicesWouldShareIsRefused() throws {
         let pool = try DatabasePool(path: try makeTemporaryPath())
         try pool.write { db in

@@ -128,4 +128,20 @@ if wanted("pool") {
     let latency = try await PoolBench.observationLatency(rounds: isQuick ? 5 : 200)
     print("observation latency, commit to value (µs)\t\(String(format: "%.0f", latency))\t-")
 }
+if wanted("synced") {
+    // Alternated, so that the machine's drift falls on both alike.
+    var plain: [Double] = []
+    var synced: [Double] = []
+    var captures: [Double] = []
+    _ = try SyncBench.insert(rowCount: insertRows, synced: true)  // warm-up
+    for _ in 0..<(isQuick ? 1 : 5) {
+        plain.append(try SyncBench.insert(rowCount: insertRows, synced: false).insert)
+        let run = try SyncBench.insert(rowCount: insertRows, synced: true)
+        synced.append(run.insert)
+        captures.append(run.capture ?? 0)
+    }
+    print("insert \(insertRows) rows, synced table ÷ plain table\t\(String(format: "%.2f", median(synced) / median(plain)))\t-")
+    notes.append("synced table: insert \(String(format: "%.3f", median(plain))) s plain, \(String(format: "%.3f", median(synced))) s synced; "
+        + "captureLocalChanges \(String(format: "%.3f", median(captures))) s (\(String(format: "%.0f", Double(insertRows) / median(captures))) rows/s)")
+}
 for note in notes { print("# \(note)") }

@@ -128,9 +128,12 @@ public final class TableSync: Sendable {
 
     /// The number of row changes waiting in the outbox.
     public func pendingChangeCount() throws -> Int {
-        try documents.writer.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM \(Self.outbox(self.documentsName))") ?? 0
-        }
+        try documents.writer.read { db in try pendingChangeCount(db) }
+    }
+
+    /// The number of row changes waiting in the outbox, read on `db`.
+    public func pendingChangeCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(Self.outbox(documentsName))") ?? 0
     }
 
     /// Turns the captured row changes into document revisions, in one
