@@ -120,6 +120,61 @@ import Testing
         #expect(Set([winner["body"], loser["body"]]) == ["alice's plan", "bob's plan"])
     }
 
+    /// Two devices with one row edited on both, synced: the row conflicted
+    /// on both.
+    func conflicted(alice aliceEdit: String, bob bobEdit: String) async throws -> (RunningServer, RemoteDatabase, Device, Device) {
+        let (server, remote) = try await server()
+        let alice = try Device(rows: "INSERT INTO notes VALUES ('n', 'Plan', 'draft', 0, 1.0)")
+        let bob = try Device()
+        try await alice.sync.sync(with: remote)
+        try await bob.sync.sync(with: remote)
+        try alice.execute(aliceEdit)
+        try bob.execute(bobEdit)
+        try await alice.sync.sync(with: remote)
+        try await bob.sync.sync(with: remote)
+        try await alice.sync.sync(with: remote)
+        #expect(try alice.sync.conflicts(in: "notes").count == 1)
+        return (server, remote, alice, bob)
+    }
+
+    @Test(arguments: ["winner", "newest", "custom"])
+    func aResolutionOnOneDeviceReachesTheOther(_ policyName: String) async throws {
+        // Bob's edit has the greater score; which one CouchDB picks depends
+        // on the revisions' hashes.
+        let (server, remote, alice, bob) = try await conflicted(
+            alice: "UPDATE notes SET body = 'by alice', score = 2.0 WHERE id = 'n'",
+            bob: "UPDATE notes SET body = 'by bob', score = 3.5 WHERE id = 'n'")
+        defer { server.stop() }
+        let winnerBody = try alice.rows()[0].split(separator: "|")[2]
+        let policy: TableSync.ConflictPolicy = switch policyName {
+        case "winner": .keepWinner
+        case "newest": .newest(by: "score")
+        default: .custom { key, versions in
+            // Both bodies kept, in a stable order.
+            var merged = versions[0]
+            merged["body"] = .string(versions.compactMap { $0["body"]?.stringValue }.sorted().joined(separator: " + "))
+            merged["title"] = .string("\(key) merged")
+            return merged
+        }
+        }
+        #expect(try alice.sync.resolveConflicts(in: "notes", using: policy) == 1)
+        let expected = switch policyName {
+        case "winner": ["'n'|'Plan'|\(winnerBody)|0|\(winnerBody == "'by bob'" ? "3.5" : "2.0")"]
+        case "newest": ["'n'|'Plan'|'by bob'|0|3.5"]
+        default: ["'n'|'n merged'|'by alice + by bob'|0|\(winnerBody == "'by bob'" ? "3.5" : "2.0")"]
+        }
+        #expect(try alice.rows() == expected)
+        #expect(try alice.sync.conflicts(in: "notes").isEmpty)
+        // The resolution is a write like any other: it replicates.
+        try await alice.sync.sync(with: remote)
+        try await bob.sync.sync(with: remote)
+        #expect(try bob.rows() == expected)
+        #expect(try bob.sync.conflicts(in: "notes").isEmpty)
+        #expect(try await remote.document(id: "notes:n", options: DocumentReadOptions(conflicts: true))["_conflicts"] == nil)
+        // Nothing of the resolution waits to be captured again.
+        #expect(try alice.sync.pendingChangeCount() == 0)
+    }
+
     @Test func anEditBeatsADeleteOnTheOtherDevice() async throws {
         let (server, remote) = try await server()
         defer { server.stop() }

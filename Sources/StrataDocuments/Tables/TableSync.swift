@@ -182,6 +182,88 @@ public final class TableSync: Sendable {
         }
     }
 
+    /// How ``resolveConflicts(in:using:)`` settles a row edited on two
+    /// devices. Every policy makes an ordinary write (a new revision of the
+    /// winner, the other leaves deleted), which replicates like any other.
+    public enum ConflictPolicy: Sendable {
+        /// CouchDB's winner stays, the other versions are deleted.
+        case keepWinner
+        /// The version whose `column` is greatest wins (numbers by value,
+        /// text by its characters, null lowest; a tie keeps CouchDB's
+        /// winner): for an `updatedAt` column, the newest edit.
+        case newest(by: String)
+        /// Your function makes the row from the conflicting versions (the
+        /// documents' members, CouchDB's winner first); what it returns
+        /// becomes the row.
+        case custom(@Sendable (_ key: String, _ versions: [JSONObject]) throws -> JSONObject)
+    }
+
+    /// Settles every conflicted row of `table` by `policy` and returns how
+    /// many were settled. The row takes the chosen version in the same
+    /// transaction; the next sync sends the resolution to the other devices.
+    @discardableResult
+    public func resolveConflicts(in table: String, using policy: ConflictPolicy) throws -> Int {
+        guard tables.contains(where: { $0.name == table }) else {
+            throw DocumentError(.badRequest, "\(table) is not a synced table")
+        }
+        var settled = 0
+        for conflict in try conflicts(in: table) {
+            let id = table + ":" + conflict.key
+            let revisions = [conflict.winner] + conflict.losers
+            let versions = try revisions.map { rev in
+                JSONObject(try documents.document(id: id, options: DocumentReadOptions(rev: rev)).filter { !$0.key.hasPrefix("_") })
+            }
+            let chosen: JSONObject
+            switch policy {
+            case .keepWinner:
+                chosen = versions[0]
+            case .newest(let column):
+                chosen = versions.dropFirst().reduce(versions[0]) { best, version in
+                    Self.isGreater(version[column] ?? .null, than: best[column] ?? .null) ? version : best
+                }
+            case .custom(let resolve):
+                chosen = JSONObject(try resolve(conflict.key, versions).filter { !$0.key.hasPrefix("_") })
+            }
+            let documentTables = documents.tables
+            try documents.writer.write { db in
+                // The winner's branch takes the chosen version; the other
+                // leaves end. The documents' triggers write the row.
+                if chosen != versions[0] {
+                    var document: JSONObject = ["_id": .string(id), "_rev": .string(conflict.winner)]
+                    for (name, value) in chosen { document[name] = value }
+                    document["$table"] = .string(table)
+                    _ = try documentTables.write(db, document: document, newEdits: true)
+                }
+                for loser in conflict.losers {
+                    _ = try documentTables.write(db, document: ["_id": .string(id), "_rev": .string(loser), "_deleted": true], newEdits: true)
+                }
+            }
+            settled += 1
+        }
+        return settled
+    }
+
+    /// Whether `value` orders after `other`: null first, then numbers by
+    /// value, then text, then the rest by their JSON text.
+    static func isGreater(_ value: JSON, than other: JSON) -> Bool {
+        func rank(_ json: JSON) -> Int {
+            switch json {
+            case .null: 0
+            case .bool: 1
+            case .number: 2
+            case .string: 3
+            default: 4
+            }
+        }
+        switch (value, other) {
+        case (.number(let a), .number(let b)): return (Double(a) ?? 0) > (Double(b) ?? 0)
+        case (.string(let a), .string(let b)): return a > b
+        case (.bool(let a), .bool(let b)): return a && !b
+        default:
+            return rank(value) != rank(other) ? rank(value) > rank(other) : value.text > other.text
+        }
+    }
+
     // MARK: - Rows to documents
 
     /// Writes the document of one row as the row is now; false when it
