@@ -17,7 +17,9 @@ extension TableSync {
     @discardableResult
     public func sync(with remote: any DocumentStore, options: ReplicationOptions = ReplicationOptions()) async throws -> (push: ReplicationProgress, pull: ReplicationProgress) {
         try captureLocalChanges()
-        return try await Replicator.sync(documents, remote, options: options)
+        let done = try await Replicator.sync(documents, remote, options: options)
+        try applyWaitingRows()
+        return done
     }
 
     /// Syncs with `remote` until cancelled: every local commit that changes
@@ -52,6 +54,7 @@ extension TableSync {
                 while true {
                     try await Task.sleep(for: .seconds(2))
                     if try self.pendingChangeCount() > 0 { try self.captureLocalChanges() }
+                    try self.applyWaitingRows()
                 }
             }
             // The first to end (by an error, or cancelled) ends them all.

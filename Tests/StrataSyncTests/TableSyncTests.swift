@@ -331,6 +331,51 @@ import Testing
         #expect(refused.standardError.contains("cannot sync sqlite_schema: it has no primary key but its row id"))
     }
 
+    @Test func aChildBeforeItsParentWaitsForItAndIsReportedMeanwhile() async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        let schema = """
+            CREATE TABLE folders(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, folder_id TEXT REFERENCES folders(id));
+            """
+        func device() throws -> (DatabasePool, TableSync) {
+            let pool = try DatabasePool(path: try makeTemporaryPath())
+            try pool.write { try $0.execute(sql: schema) }
+            return (pool, try TableSync(pool, tables: ["folders", "notes"]))
+        }
+        func rows(_ pool: DatabasePool) throws -> [String] {
+            try pool.read { db in
+                try String.fetchAll(db, sql: "SELECT 'folder ' || id FROM folders UNION ALL SELECT 'note ' || id || ' in ' || ifnull(folder_id, '-') FROM notes ORDER BY 1")
+            }
+        }
+        let (alice, aliceSync) = try device()
+        let (bob, bobSync) = try device()
+        // Alice writes a note before its folder (foreign keys checked at
+        // commit), so the note's document comes first in her changes.
+        try await alice.write { db in
+            try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
+            try db.execute(sql: "INSERT INTO notes VALUES ('n1', 'first', 'f1')")
+            try db.execute(sql: "INSERT INTO folders VALUES ('f1', 'Work')")
+        }
+        try await aliceSync.sync(with: remote)
+        try await bobSync.sync(with: remote)
+        #expect(try rows(bob) == ["folder f1", "note n1 in f1"])
+        #expect(try await bob.read { try Row.fetchAll($0, sql: "PRAGMA foreign_key_check") }.isEmpty)
+
+        // A note whose folder has not arrived (another device has not synced
+        // it yet) is kept and reported, not dropped.
+        try await remote.put(["_id": "notes:n2", "$table": "notes", "id": "n2", "title": "orphan", "folder_id": "f2"])
+        try await bobSync.sync(with: remote)
+        #expect(try rows(bob) == ["folder f1", "note n1 in f1"])
+        #expect(try bobSync.waitingRows(in: "notes") == ["n2"])
+        try await remote.put(["_id": "folders:f2", "$table": "folders", "id": "f2", "name": "Home"])
+        try await bobSync.sync(with: remote)
+        #expect(try rows(bob) == ["folder f1", "folder f2", "note n1 in f1", "note n2 in f2"])
+        #expect(try bobSync.waitingRows(in: "notes").isEmpty)
+        // Nothing arrived was captured to be sent back.
+        #expect(try bobSync.pendingChangeCount() == 0)
+    }
+
     @Test func aTableWhoseKeysDevicesWouldShareIsRefused() throws {
         let pool = try DatabasePool(path: try makeTemporaryPath())
         try pool.write { db in

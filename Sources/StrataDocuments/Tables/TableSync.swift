@@ -111,6 +111,9 @@ public final class TableSync: Sendable {
                 CREATE TABLE IF NOT EXISTS \(Self.registry(documentsName)) (
                   name TEXT PRIMARY KEY NOT NULL
                 ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS \(Self.waiting(documentsName)) (
+                  id TEXT PRIMARY KEY NOT NULL
+                ) WITHOUT ROWID;
                 """)
             return try names.map { name in
                 let table = try Self.check(db, table: name)
@@ -151,18 +154,54 @@ public final class TableSync: Sendable {
             guard let last = entries.last else { return 0 }
             // The remote side's triggers must not write the rows back.
             try db.execute(sql: "UPDATE \(state) SET applying = 1")
-            var done = Set<String>()
-            var written = 0
-            for entry in entries.reversed() {
+            // Each row once, in the order of its last change: a parent
+            // made before its child is sent before it.
+            var lastChange: [String: (order: Int, table: SyncedTable, key: String)] = [:]
+            for (order, entry) in entries.enumerated() {
                 let tableName: String = try entry[1]
                 guard let table = tablesByName[tableName], let key: String = try entry[2] else { continue }
-                let id = tableName + ":" + key
-                guard done.insert(id).inserted else { continue }
-                if try Self.writeDocument(db, id: id, table: table, key: key, into: documentTables) { written += 1 }
+                lastChange[tableName + ":" + key] = (order, table, key)
+            }
+            var written = 0
+            for (id, change) in lastChange.sorted(by: { $0.value.order < $1.value.order }) {
+                if try Self.writeDocument(db, id: id, table: change.table, key: change.key, into: documentTables) { written += 1 }
             }
             try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ?", arguments: [try last[0] as Int])
             try db.execute(sql: "UPDATE \(state) SET applying = 0")
             return written
+        }
+    }
+
+    /// Applies the documents whose row waited for a parent row that has
+    /// arrived since (a foreign key), until none more can be; returns how
+    /// many rows were written. ``sync(with:)`` and ``run(with:)`` call it
+    /// after receiving.
+    @discardableResult
+    public func applyWaitingRows() throws -> Int {
+        let waiting = Self.waiting(documentsName)
+        let docs = documents.tables.docs
+        return try documents.writer.write { db in
+            var applied = 0
+            while true {
+                let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
+                guard before > 0 else { return applied }
+                // Touching the document runs its triggers again.
+                try db.execute(sql: "UPDATE \(docs) SET seq = seq WHERE id IN (SELECT id FROM \(waiting))")
+                let after = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
+                guard after < before else { return applied }
+                applied += before - after
+            }
+        }
+    }
+
+    /// The keys of `table`'s rows that arrived before a row they refer to
+    /// (a foreign key) and wait for it: their documents are kept, and the
+    /// row is written when its parent comes.
+    public func waitingRows(in table: String) throws -> [String] {
+        let waiting = Self.waiting(documentsName)
+        return try documents.writer.read { db in
+            try String.fetchAll(db, sql: "SELECT substr(id, ?) FROM \(waiting) WHERE substr(id, 1, ?) = ? ORDER BY id",
+                                arguments: [table.unicodeScalars.count + 2, table.unicodeScalars.count + 1, table + ":"])
         }
     }
 
@@ -318,6 +357,8 @@ public final class TableSync: Sendable {
     static func outbox(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_outbox") }
     static func state(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_state") }
     static func registry(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_tables") }
+    /// The documents whose row waits for a parent row (a foreign key).
+    static func waiting(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_waiting") }
 
     /// The table's key and columns, or why it cannot be synced.
     private static func check(_ db: Database, table name: String) throws -> SyncedTable {
@@ -363,11 +404,36 @@ public final class TableSync: Sendable {
         let upsertValues = (table.keyValuesSQL(docKey) + others.map(member)).joined(separator: ", ")
         let conflictTarget = table.keyColumns.map(quoteIdentifier).joined(separator: ", ")
         let onConflict = others.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + others.map { "\(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" }.joined(separator: ", ")
+        // A row whose parent rows are not all here yet waits (its document
+        // is kept): each foreign key's columns are null, or its parent is.
+        func value(_ column: String) -> String {
+            if let index = table.keyColumns.firstIndex(of: column) { return table.keyValuesSQL(docKey)[index] }
+            return member(column)
+        }
+        var parentChecks: [String] = []
+        let foreignKeys = try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq",
+                                           arguments: [table.name])
+        for (_, rows) in Dictionary(grouping: foreignKeys, by: { (try? $0[0] as Int) ?? 0 }).sorted(by: { $0.key < $1.key }) {
+            let parent: String = try rows[0][1]
+            let from = try rows.map { try $0[2] as String }
+            var to = try rows.map { try $0[3] as String? }
+            if to.contains(where: { $0 == nil }) {
+                // The parent's primary key.
+                to = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [parent]).map { try $0[0] as String? }
+            }
+            let anyNull = from.map { "\(value($0)) IS NULL" }.joined(separator: " OR ")
+            let match = zip(from, to).map { "\(quoteIdentifier($1 ?? "")) = \(value($0))" }.joined(separator: " AND ")
+            parentChecks.append("(\(anyNull) OR EXISTS (SELECT 1 FROM \(quoteIdentifier(parent)) WHERE \(match)))")
+        }
+        let parentsPresent = parentChecks.isEmpty ? "1" : parentChecks.joined(separator: " AND ")
+        let waiting = waiting(documentsName)
         let apply = """
             UPDATE \(state) SET applying = 1;
             DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey));
-            INSERT INTO \(name)(\(upsertColumns)) SELECT \(upsertValues) WHERE NOT NEW.deleted
+            INSERT INTO \(name)(\(upsertColumns)) SELECT \(upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent)
               ON CONFLICT(\(conflictTarget)) \(onConflict);
+            DELETE FROM \(waiting) WHERE id = NEW.id AND (NEW.deleted OR \(parentsPresent));
+            INSERT OR IGNORE INTO \(waiting)(id) SELECT NEW.id WHERE NOT NEW.deleted AND NOT (\(parentsPresent));
             UPDATE \(state) SET applying = 0;
             """
         for suffix in ["inserted", "updated", "deleted", "applied_insert", "applied_update"] {
