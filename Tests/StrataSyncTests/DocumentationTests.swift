@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 import StrataDocuments
 import StrataServerTestHelpers
 import StrataSync
@@ -85,5 +86,47 @@ import Testing
         let copy = try backup.client().database("voting")
         #expect(try await eventually { (try? await copy.document(id: "tabs-or-spaces")) != nil })
         #expect(try await running.send("GET", "/_scheduler/docs/_replicator/backup", user: "admin:secret").1?["state"] == "running")
+    }
+}
+
+/// The Syncing tables article's examples (StrataDocuments' catalog), against `strata
+/// serve` on loopback in place of 127.0.0.1:5984 and a temporary file in
+/// place of notes.sqlite.
+@Suite struct SyncingTablesArticleTests {
+    @Test func articleExamples() async throws {
+        let running = try await RunningServer.start()
+        defer { running.stop() }
+        try await running.client().database("notes-alice").create()
+
+        let pool = try DatabasePool(path: try makeTemporaryPath("notes.sqlite"))
+        try await pool.write { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS folders(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS notes(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL,
+                  body TEXT NOT NULL DEFAULT '', updatedAt TEXT, folderID TEXT REFERENCES folders(id));
+                """)
+        }
+        let sync = try TableSync(pool, tables: ["folders", "notes"])
+
+        try await pool.write { db in
+            try db.execute(sql: "INSERT INTO notes(id, title) VALUES (?, ?)", arguments: [UUID().uuidString, "Groceries"])
+        }
+
+        let server = try CouchClient(url: running.base, authentication: .basic(name: "admin", password: "secret"))
+        let notes = server.database("notes-alice")
+        try await sync.sync(with: notes)
+        #expect(try await notes.info().documentCount == 1)
+
+        let syncing = Task { try await sync.run(with: notes) }
+        try await pool.write { db in
+            try db.execute(sql: "INSERT INTO notes(id, title) VALUES (?, ?)", arguments: [UUID().uuidString, "Calls"])
+        }
+        #expect(try await eventually { try await notes.info().documentCount == 2 })
+        syncing.cancel()
+
+        for conflict in try sync.conflicts(in: "notes") {
+            print(conflict.key, "has", conflict.losers.count, "other version(s)")
+        }
+        #expect(try sync.resolveConflicts(in: "notes", using: .newest(by: "updatedAt")) == 0)
     }
 }

@@ -174,7 +174,7 @@ public final class TableSync: Sendable {
 
     /// Applies the documents whose row waited for a parent row that has
     /// arrived since (a foreign key), until none more can be; returns how
-    /// many rows were written. ``sync(with:)`` and ``run(with:)`` call it
+    /// many rows were written. StrataSync's `sync(with:)` and `run(with:)` call it
     /// after receiving.
     @discardableResult
     public func applyWaitingRows() throws -> Int {
