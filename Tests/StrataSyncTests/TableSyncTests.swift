@@ -376,6 +376,43 @@ import Testing
         #expect(try bobSync.pendingChangeCount() == 0)
     }
 
+    @Test func aDeviceKilledMidSyncResumesWithNothingLostOrDoubled() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let remote = try server.client().database("notes-kill")
+        try await remote.create()
+        let path = try makeTemporaryPath()
+        let count = 10_000
+        let db = try Database(path: path)
+        try db.execute(sql: Self.schema + """
+            ; WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < \(count))
+            INSERT INTO notes SELECT printf('%06d', i), 'note ' || i, NULL, i, NULL FROM c
+            """)
+        try db.close()
+        let url = server.base.absoluteString.replacingOccurrences(of: "http://", with: "http://admin:secret@") + "/notes-kill"
+        // `strata sync` killed with SIGKILL once the server has some of the rows.
+        let process = Process()
+        process.executableURL = try RunningServer.strataBinary()
+        process.arguments = ["sync", path, url, "--tables", "notes"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        #expect(try await eventually { try await remote.info().documentCount > 0 || !process.isRunning })
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        // Resumed: every row once on the server, and on a second device.
+        let again = try runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes"])
+        #expect(again.status == 0, "\(again.standardError) \(again.standardOutput)")
+        #expect(try await remote.info().documentCount == count)
+        let bob = try Device()
+        try await bob.sync.sync(with: remote)
+        let rows = try await bob.pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT count(*), count(DISTINCT id), sum(pinned), min(id), max(id) FROM notes")!.databaseValues
+        }
+        #expect(rows == [.integer(Int64(count)), .integer(Int64(count)), .integer(Int64(count * (count + 1) / 2)), .text("000001"), .text("010000")])
+        #expect(try bob.sync.pendingChangeCount() == 0)
+    }
+
     @Test func aTableWhoseKeysDevicesWouldShareIsRefused() throws {
         let pool = try DatabasePool(path: try makeTemporaryPath())
         try pool.write { db in

@@ -101,7 +101,7 @@ public final class TableSync: Sendable {
                 CREATE TABLE IF NOT EXISTS \(Self.outbox(documentsName)) (
                   seq INTEGER PRIMARY KEY AUTOINCREMENT,
                   tbl TEXT NOT NULL,
-                  key ANY
+                  key TEXT
                 );
                 CREATE TABLE IF NOT EXISTS \(Self.state(documentsName)) (
                   id INTEGER PRIMARY KEY CHECK (id = 0),
@@ -192,6 +192,13 @@ public final class TableSync: Sendable {
                 applied += before - after
             }
         }
+    }
+
+    /// The number of rows, in all the synced tables, that wait for a
+    /// parent row (see ``waitingRows(in:)``).
+    public func waitingRowCount() throws -> Int {
+        let waiting = Self.waiting(documentsName)
+        return try documents.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0 }
     }
 
     /// The keys of `table`'s rows that arrived before a row they refer to
