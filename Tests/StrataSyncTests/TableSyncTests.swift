@@ -418,6 +418,7 @@ import Testing
         try pool.write { db in
             try db.execute(sql: """
                 CREATE TABLE counters(id INTEGER PRIMARY KEY AUTOINCREMENT, n INTEGER);
+                CREATE TABLE ratings(book_id INTEGER PRIMARY KEY, stars INTEGER);
                 CREATE TABLE loose(a TEXT, b TEXT);
                 CREATE TABLE pairs(a TEXT, b TEXT, PRIMARY KEY (a, b));
                 CREATE TABLE files(id TEXT PRIMARY KEY NOT NULL, data BLOB);
@@ -433,7 +434,11 @@ import Testing
                 return "\(error)"
             }
         }
-        #expect(reason("counters") == "cannot sync counters: its key id is an INTEGER PRIMARY KEY, the row id SQLite hands out, and two devices would hand out the same keys. Give it a primary key of globally unique values, for example `id TEXT PRIMARY KEY NOT NULL` filled with UUID().uuidString")
+        #expect(reason("counters") == "cannot sync counters: its key id is AUTOINCREMENT, the row id SQLite hands out, and two devices would hand out the same keys. Give it a primary key of globally unique values, for example `id TEXT PRIMARY KEY NOT NULL` filled with UUID().uuidString")
+        #expect(reason("ratings") == "cannot sync ratings: its key book_id is an INTEGER PRIMARY KEY, the row id SQLite hands out, and two devices would hand out the same keys. Give it a primary key of globally unique values, for example `id TEXT PRIMARY KEY NOT NULL` filled with UUID().uuidString (or, if its ids are the same on every device and the app always sets them, name it in sharedIntegerKeys)")
+        // Ids the same everywhere (a catalog's), said so: shared.
+        #expect(throws: Never.self) { try TableSync(pool, tables: ["ratings"], sharedIntegerKeys: ["ratings"]) }
+        #expect(throws: DocumentError.self) { try TableSync(pool, tables: ["counters"], sharedIntegerKeys: ["counters"]) }
         #expect(reason("loose")?.hasPrefix("cannot sync loose: it has no primary key but its row id, and two devices would hand out the same keys") == true)
         // A composite key is the natural key of a join table, and is shared.
         #expect(reason("pairs") == nil)

@@ -90,9 +90,15 @@ public final class TableSync: Sendable {
     /// columns added by a migration are included), and puts the rows of a
     /// table synced for the first time in the outbox.
     ///
+    /// - Parameter sharedIntegerKeys: tables whose `INTEGER PRIMARY KEY`
+    ///   holds ids that are the same on every device (ids from a catalog
+    ///   every device has, say, the app always setting them itself):
+    ///   synced although SQLite could hand out such keys. Never a table whose
+    ///   rows get their ids from SQLite, and never one declared
+    ///   `AUTOINCREMENT`, which is refused whatever this says.
     /// - Throws: ``DocumentError`` `badRequest` for a missing table, or one
     ///   whose key cannot be shared between devices.
-    public init(_ writer: any DatabaseWriter, tables names: [String], documentsName: String = "strata_sync") throws {
+    public init(_ writer: any DatabaseWriter, tables names: [String], sharedIntegerKeys: Set<String> = [], documentsName: String = "strata_sync") throws {
         self.documents = try DocumentDatabase(writer, name: documentsName)
         self.documentsName = documentsName
         let docs = documents.tables.docs
@@ -116,7 +122,7 @@ public final class TableSync: Sendable {
                 ) WITHOUT ROWID;
                 """)
             return try names.map { name in
-                let table = try Self.check(db, table: name)
+                let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(name))
                 try Self.installTriggers(db, table: table, documentsName: documentsName, docs: docs)
                 let isNew = try Row.fetchOne(db, sql: "SELECT 1 FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name]) == nil
                 if isNew {
@@ -368,7 +374,7 @@ public final class TableSync: Sendable {
     static func waiting(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_waiting") }
 
     /// The table's key and columns, or why it cannot be synced.
-    private static func check(_ db: Database, table name: String) throws -> SyncedTable {
+    private static func check(_ db: Database, table name: String, integerKeyIsShared: Bool) throws -> SyncedTable {
         let columns = try Row.fetchAll(db, sql: "SELECT name, type, pk FROM pragma_table_info(?) ORDER BY cid", arguments: [name])
         guard !columns.isEmpty else {
             throw DocumentError(.badRequest, "cannot sync \(name): there is no such table")
@@ -382,7 +388,14 @@ public final class TableSync: Sendable {
         let withoutRowID = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ?", arguments: [name]) ?? false
         if keys.count == 1, !withoutRowID, (try keys[0][1] as String).uppercased() == "INTEGER" {
             let column: String = try keys[0][0]
-            throw DocumentError(.badRequest, "cannot sync \(name): its key \(column) is an INTEGER PRIMARY KEY, the row id SQLite hands out, and \(why)")
+            let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", arguments: [name]) ?? ""
+            if sql.uppercased().contains("AUTOINCREMENT") {
+                throw DocumentError(.badRequest, "cannot sync \(name): its key \(column) is AUTOINCREMENT, the row id SQLite hands out, and \(why)")
+            }
+            if !integerKeyIsShared {
+                throw DocumentError(.badRequest, "cannot sync \(name): its key \(column) is an INTEGER PRIMARY KEY, the row id SQLite hands out, and \(why)"
+                    + " (or, if its ids are the same on every device and the app always sets them, name it in sharedIntegerKeys)")
+            }
         }
         for column in columns where (try column[1] as String).uppercased().contains("BLOB") {
             throw DocumentError(.badRequest, "cannot sync \(name): its column \(try column[0] as String) is a BLOB, which synced tables do not carry yet")
