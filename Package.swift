@@ -3,11 +3,12 @@ import CompilerPluginSupport
 import PackageDescription
 
 /// A seed workflow as a small executable under `Examples/`.
-func example(_ name: String) -> Target {
+func example(_ name: String, also: [Target.Dependency] = [], exclude: [String] = []) -> Target {
     .executableTarget(
         name: name,
-        dependencies: ["Strata", "ExampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-        path: "Examples/\(name)"
+        dependencies: ["Strata", "ExampleSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")] + also,
+        path: "Examples/\(name)",
+        exclude: exclude
     )
 }
 
@@ -155,7 +156,9 @@ let package = Package(
         example("stock"),
         example("notes"),
         example("movies"),
-        example("books"),
+        // Its favorites sync between devices (`books sync`; the flow script
+        // runs them through `strata serve`).
+        example("books", also: ["StrataDocuments", "StrataSync"], exclude: ["sync-flow"]),
         // The seed's voting device: a client of `strata serve` (or CouchDB)
         // that also votes offline into a local store.
         .executableTarget(

@@ -2,6 +2,8 @@ import ArgumentParser
 import ExampleSupport
 import Foundation
 import Strata
+import StrataDocuments
+import StrataSync
 
 /// `books`: the seeds' book catalog — books, authors and the book_authors
 /// join table, seeded once through a migration from goodbooks-10k, with
@@ -11,7 +13,7 @@ struct Books: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "books",
         abstract: "Browse a catalog of 10,000 books and keep favorites.",
-        subcommands: [List.self, Author.self, Show.self, Favorite.self]
+        subcommands: [List.self, Author.self, Show.self, Favorite.self, Sync.self]
     )
 }
 
@@ -224,3 +226,32 @@ struct Favorite: AsyncParsableCommand {
         }
     }
 }
+
+/// `books sync --db FILE URL`: the favorites shared with a CouchDB database,
+/// both ways. Every device has the same catalog (the same book ids), so a
+/// favorite is keyed by its book id on every device.
+struct Sync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Share the favorites with a CouchDB database (strata serve), both ways.")
+    @OptionGroup var options: DatabaseOptions
+    @Argument(help: "The database URL, credentials in it: http://alice:secret@127.0.0.1:5984/favorites-alice")
+    var url: String
+    @Flag(name: .long, help: "Keep syncing each change until interrupted.") var continuous = false
+    @Flag(name: .long, help: "Create the database on its server when missing.") var createTarget = false
+
+    func run() async throws {
+        try await reportingErrors("books") {
+            let queue = try options.open()
+            let sync = try TableSync(queue, tables: ["favorites"], sharedIntegerKeys: ["favorites"])
+            let remote = try openDocumentStore(url)
+            if createTarget { try await remote.createIfMissing() }
+            if continuous {
+                try await sync.run(with: remote)
+            } else {
+                let (sent, received) = try await sync.sync(with: remote)
+                print("favorites synced: \(sent.documentsWritten) sent, \(received.documentsWritten) received")
+            }
+        }
+    }
+}
+
