@@ -154,7 +154,7 @@ let package = Package(
         example("ipgeo"),
         example("activity"),
         example("stock"),
-        example("notes"),
+        example("notes", also: ["StrataDocuments", "StrataSync"], exclude: ["sync-flow"]),
         example("movies"),
         // Its favorites sync between devices (`books sync`; the flow script
         // runs them through `strata serve`).
