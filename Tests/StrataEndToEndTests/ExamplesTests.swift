@@ -116,15 +116,38 @@ import Testing
 
     @Test func notesCreatesEditsDeletesAndLists() throws {
         let database = try makeTemporaryPath("notes.sqlite")
-        #expect(try run("notes", ["create", "--db", database, "Groceries", "milk, eggs", "--image", "list.png", "--image", "shop.png"]) == "created note 1\n")
-        #expect(try run("notes", ["create", "--db", database, "Ideas"]) == "created note 2\n")
-        _ = try run("notes", ["edit", "--db", database, "1", "--text", "milk"])
+        // A note's id is a UUID; commands take its first characters.
+        func created(_ output: String) throws -> String {
+            let id = try #require(output.wholeMatch(of: /created note ([0-9a-f]{8})\n/)?.output.1)
+            return String(id)
+        }
+        let groceries = try created(try run("notes", ["create", "--db", database, "Groceries", "milk, eggs", "--image", "list.png", "--image", "shop.png"]))
+        let ideas = try created(try run("notes", ["create", "--db", database, "Ideas"]))
+        _ = try run("notes", ["edit", "--db", database, groceries, "--text", "milk"])
         let listed = try run("notes", ["list", "--db", database])
-        #expect(listed == "1\tGroceries\tmilk\t[list.png, shop.png]\n2\tIdeas\t\n")
-        _ = try run("notes", ["delete", "--db", database, "2"])
-        #expect(try run("notes", ["list", "--db", database]) == "1\tGroceries\tmilk\t[list.png, shop.png]\n")
-        let missing = try runProduct("notes", ["delete", "--db", database, "2"])
-        #expect(missing.status == 1 && missing.standardError == "notes: no note 2\n")
+        #expect(listed == "\(groceries)\tGroceries\tmilk\t[list.png, shop.png]\n\(ideas)\tIdeas\t\n")
+        _ = try run("notes", ["delete", "--db", database, ideas])
+        #expect(try run("notes", ["list", "--db", database]) == "\(groceries)\tGroceries\tmilk\t[list.png, shop.png]\n")
+        let missing = try runProduct("notes", ["delete", "--db", database, ideas])
+        #expect(missing.status == 1 && missing.standardError == "notes: no note \(ideas)\n")
+        let ids = try String.fetchAll(Database(path: database), sql: "SELECT id FROM notes")
+        #expect(ids.count == 1 && UUID(uuidString: ids[0]) != nil)
+    }
+
+    @Test func notesFromBeforeSyncGetUUIDs() throws {
+        // A file the integer-keyed notes app made keeps its notes.
+        let database = try makeTemporaryPath("old-notes.sqlite")
+        let db = try Database(path: database)
+        try db.execute(sql: """
+            CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL, fontName TEXT NOT NULL,
+              fontSize REAL NOT NULL, creationDate TEXT NOT NULL, modificationDate TEXT NOT NULL, images TEXT NOT NULL);
+            INSERT INTO notes VALUES (1, 'Old', 'kept', 'Helvetica', 14, '2024-01-01 00:00:00.000', '2024-01-01 00:00:00.000', '[]');
+            CREATE TABLE strata_migrations(identifier TEXT NOT NULL PRIMARY KEY, appliedAt TEXT NOT NULL);
+            INSERT INTO strata_migrations VALUES ('v1: notes', '2024-01-01');
+            """)
+        try db.close()
+        let listed = try run("notes", ["list", "--db", database])
+        #expect(listed.wholeMatch(of: /[0-9a-f]{8}\tOld\tkept\n/) != nil, "\(listed)")
     }
 
     // MARK: - movies, books
