@@ -271,6 +271,7 @@ import Testing
         try input.fileHandleForWriting.close()
         // Read all the output; signal once the runaway query is printing.
         let running = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
         let printed = ValueLog<String>()
         DispatchQueue.global().async {
             var text = ""
@@ -284,11 +285,13 @@ import Testing
             }
             printed.append(text)
             running.signal()
+            finished.signal()
         }
         #expect(running.wait(timeout: .now() + 300) == .success)
         kill(process.processIdentifier, SIGINT)
         let errorText = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        #expect(finished.wait(timeout: .now() + 300) == .success)
         #expect(process.terminationStatus == 130)
         #expect(errorText == "Error: near line 2: interrupted\n")
         #expect(printed.values.first.map { $0.hasPrefix("started\n1\n2\n") } ?? false)
