@@ -175,6 +175,44 @@ import Testing
         #expect(try alice.sync.pendingChangeCount() == 0)
     }
 
+    @Test func aLocalChangeNotYetCapturedIsNotOverwrittenByOneArriving() async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        let alice = try Device(rows: "INSERT INTO notes VALUES ('n', 'Plan', 'draft', NULL, NULL)")
+        let bob = try Device()
+        try await alice.sync.sync(with: remote)
+        try await bob.sync.sync(with: remote)
+        try bob.execute("UPDATE notes SET body = 'by bob' WHERE id = 'n'")
+        try await bob.sync.sync(with: remote)
+        // Alice edits, and before her edit is captured a pull brings Bob's.
+        try alice.execute("UPDATE notes SET body = 'by alice' WHERE id = 'n'")
+        try await Replicator(source: remote, target: alice.sync.documents).run()
+        #expect(try alice.rows() == ["'n'|'Plan'|'by alice'|NULL|NULL"])
+        // Her edit is then written on top of Bob's, and reaches him.
+        try await alice.sync.sync(with: remote)
+        try await bob.sync.sync(with: remote)
+        #expect(try bob.rows() == ["'n'|'Plan'|'by alice'|NULL|NULL"])
+        #expect(try await remote.document(id: "notes:n")["_rev"]?.stringValue?.hasPrefix("3-") == true)
+    }
+
+    @Test func aRowMadeAgainAfterItsDeletionSyncs() async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        let alice = try Device(rows: "INSERT INTO notes VALUES ('n', 'First life', NULL, NULL, NULL)")
+        let bob = try Device()
+        try await alice.sync.sync(with: remote)
+        try await bob.sync.sync(with: remote)
+        try bob.execute("DELETE FROM notes WHERE id = 'n'")
+        try await bob.sync.sync(with: remote)
+        try await alice.sync.sync(with: remote)
+        #expect(try alice.rows().isEmpty)
+        // The same key again, on Alice's device: a new life for the document.
+        try alice.execute("INSERT INTO notes VALUES ('n', 'Second life', NULL, NULL, NULL)")
+        try await alice.sync.sync(with: remote)
+        try await bob.sync.sync(with: remote)
+        #expect(try bob.rows() == ["'n'|'Second life'|NULL|NULL|NULL"])
+    }
+
     @Test func anEditBeatsADeleteOnTheOtherDevice() async throws {
         let (server, remote) = try await server()
         defer { server.stop() }

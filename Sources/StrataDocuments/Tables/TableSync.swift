@@ -111,7 +111,8 @@ public final class TableSync: Sendable {
                 );
                 CREATE TABLE IF NOT EXISTS \(Self.state(documentsName)) (
                   id INTEGER PRIMARY KEY CHECK (id = 0),
-                  applying INTEGER NOT NULL
+                  applying INTEGER NOT NULL,
+                  mark INTEGER NOT NULL DEFAULT 0
                 );
                 INSERT OR IGNORE INTO \(Self.state(documentsName))(id, applying) VALUES (0, 0);
                 CREATE TABLE IF NOT EXISTS \(Self.registry(documentsName)) (
@@ -343,7 +344,9 @@ public final class TableSync: Sendable {
         }
         if !currentDeleted, body == before { return false }
         var document: JSONObject = ["_id": .string(id)]
-        if let currentRev { document["_rev"] = .string(currentRev) }
+        // A row made again after its document was deleted starts the
+        // document anew (CouchDB's way: no `_rev`).
+        if let currentRev, !currentDeleted { document["_rev"] = .string(currentRev) }
         for (name, value) in body { document[name] = value }
         _ = try documentTables.write(db, document: document, newEdits: true)
         return true
@@ -415,7 +418,8 @@ public final class TableSync: Sendable {
         // The insert trigger, the one every new row runs, has no condition
         // (a quarter of its cost): a row the documents' triggers insert is
         // captured, and that capture is taken back at once (below, in
-        // `apply`), so it is never sent back.
+        // `apply`: what the outbox gained past `mark`), so it is never sent
+        // back.
         // The document's key: what follows "table:" in its id.
         let prefixLength = table.name.unicodeScalars.count + 1
         let docKey = "substr(NEW.id, \(prefixLength + 1))"
@@ -451,12 +455,15 @@ public final class TableSync: Sendable {
         }
         let parentsPresent = parentChecks.isEmpty ? "1" : parentChecks.joined(separator: " AND ")
         let waiting = waiting(documentsName)
+        // A row changed here and not yet captured keeps its change: the
+        // capture then writes it on top of the document that just arrived.
+        let pending = "EXISTS (SELECT 1 FROM \(outbox) WHERE tbl = \(literal) AND key = \(docKey))"
         let apply = """
-            UPDATE \(state) SET applying = 1;
-            DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey));
-            INSERT INTO \(name)(\(upsertColumns)) SELECT \(upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent)
+            UPDATE \(state) SET applying = 1, mark = (SELECT ifnull(max(seq), 0) FROM \(outbox));
+            DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey)) AND NOT \(pending);
+            INSERT INTO \(name)(\(upsertColumns)) SELECT \(upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT \(pending)
               ON CONFLICT(\(conflictTarget)) \(onConflict);
-            DELETE FROM \(outbox) WHERE seq = (SELECT max(seq) FROM \(outbox)) AND tbl = \(literal) AND key = \(docKey);
+            DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state));
             DELETE FROM \(waiting) WHERE id = NEW.id AND (NEW.deleted OR \(parentsPresent));
             INSERT OR IGNORE INTO \(waiting)(id) SELECT NEW.id WHERE NOT NEW.deleted AND NOT (\(parentsPresent));
             UPDATE \(state) SET applying = 0;
