@@ -353,18 +353,18 @@ import Testing
         try db.execute(sql: Self.schema + "; INSERT INTO notes VALUES ('cli', 'From the tool', NULL, 1, NULL)")
         try db.close()
         let url = server.base.absoluteString.replacingOccurrences(of: "http://", with: "http://admin:secret@") + "/notes-cli"
-        let first = try runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes", "--create-target"])
+        let first = try await runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes", "--create-target"])
         #expect(first.status == 0, "\(first.standardError)")
         #expect(first.standardOutput == "sent 1 documents, received 0\n")
         let remote = try server.client().database("notes-cli")
         #expect(try await remote.document(id: "notes:cli")["title"] == "From the tool")
         // A document written on the server arrives as a row.
         try await remote.put(["_id": "notes:web", "title": "From the web", "pinned": 0])
-        let second = try runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes"])
+        let second = try await runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes"])
         #expect(second.standardOutput == "sent 0 documents, received 1\n")
         #expect(try String.fetchAll(Database(path: path), sql: "SELECT title FROM notes ORDER BY id") == ["From the tool", "From the web"])
         // A table that cannot be shared is a one-line error.
-        let refused = try runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "sqlite_schema"])
+        let refused = try await runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "sqlite_schema"])
         #expect(refused.status == 1)
         #expect(refused.standardError.contains("cannot sync sqlite_schema: it has no primary key but its row id"))
     }
@@ -437,9 +437,9 @@ import Testing
         try process.run()
         #expect(try await eventually { try await remote.info().documentCount > 0 || !process.isRunning })
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        await waitUntilExit(process)
         // Resumed: every row once on the server, and on a second device.
-        let again = try runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes"])
+        let again = try await runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes"])
         #expect(again.status == 0, "\(again.standardError) \(again.standardOutput)")
         #expect(try await remote.info().documentCount == count)
         let bob = try Device()

@@ -85,6 +85,29 @@ public func runExecutable(_ url: URL, _ arguments: [String], input: String? = ni
         standardError: String(decoding: errorData.values.first ?? Data(), as: UTF8.self))
 }
 
+/// ``runExecutable(_:_:input:in:)`` from an async test, on a thread of its
+/// own: waiting for the process there never holds one of Swift
+/// concurrency's few threads, which a server in the test process (the
+/// process's peer) needs to answer it.
+public func runExecutable(_ url: URL, _ arguments: [String], input: String? = nil, in folder: URL? = nil) async throws -> ProcessOutput {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(with: Result { try runExecutable(url, arguments, input: input, in: folder) as ProcessOutput })
+        }
+    }
+}
+
+/// Waits, on a thread of its own, for `process` to exit (see the async
+/// ``runExecutable(_:_:input:in:)``).
+public func waitUntilExit(_ process: Process) async {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread {
+            process.waitUntilExit()
+            continuation.resume()
+        }
+    }
+}
+
 /// The Swift code blocks of a Markdown document, in order.
 public func swiftBlocks(in markdown: String) -> [String] {
     var blocks: [String] = []
