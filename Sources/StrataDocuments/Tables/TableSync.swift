@@ -90,12 +90,17 @@ public final class TableSync: Sendable {
     /// columns added by a migration are included), and puts the rows of a
     /// table synced for the first time in the outbox.
     ///
-    /// - Parameter sharedIntegerKeys: tables whose `INTEGER PRIMARY KEY`
-    ///   holds ids that are the same on every device (ids from a catalog
-    ///   every device has, say, the app always setting them itself):
-    ///   synced although SQLite could hand out such keys. Never a table whose
-    ///   rows get their ids from SQLite, and never one declared
-    ///   `AUTOINCREMENT`, which is refused whatever this says.
+    /// - Parameters:
+    ///   - writer: the queue or pool of the app's file.
+    ///   - names: the tables to sync.
+    ///   - sharedIntegerKeys: tables whose `INTEGER PRIMARY KEY` holds ids
+    ///     that are the same on every device (ids from a catalog every
+    ///     device has, say, the app always setting them itself): synced
+    ///     although SQLite could hand out such keys. Never a table whose rows
+    ///     get their ids from SQLite, and never one declared `AUTOINCREMENT`,
+    ///     which is refused whatever this says.
+    ///   - documentsName: the name of the document database the rows are
+    ///     kept in, inside the file (its tables are named after it).
     /// - Throws: ``DocumentError`` `badRequest` for a missing table, or one
     ///   whose key cannot be shared between devices.
     public init(_ writer: any DatabaseWriter, tables names: [String], sharedIntegerKeys: Set<String> = [], documentsName: String = "strata_sync") throws {
