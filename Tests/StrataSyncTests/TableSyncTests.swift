@@ -261,6 +261,47 @@ import Testing
         #expect(onBob.first?[5] == .integer(9007199254740993) && onBob.first?[6] == .real(3.0))
     }
 
+    /// The capture writes documents as any document write does: CouchDB's
+    /// revision ids, an update sequence each, the counts kept.
+    @Test func capturedDocumentsAreWhatAnyWriteMakes() throws {
+        let alice = try Device(rows: "INSERT INTO notes VALUES ('a', 'one', NULL, 1, NULL), ('b', 'two', NULL, 2, 0.5), ('c', 'three', 'x', 3, NULL)")
+        #expect(try alice.sync.captureLocalChanges() == 3)
+        let documents = alice.sync.documents
+        func members(_ id: String) throws -> JSONObject {
+            JSONObject(try documents.document(id: id).filter { !$0.key.hasPrefix("_") })
+        }
+        let first = try ["a", "b", "c"].map { try members("notes:" + $0) }
+        try alice.execute("UPDATE notes SET title = 'uno' WHERE id = 'a'")
+        try alice.execute("DELETE FROM notes WHERE id = 'b'")
+        try alice.execute("INSERT INTO notes VALUES ('d', 'four', NULL, 4, NULL)")
+        try alice.execute("UPDATE notes SET title = 'three' WHERE id = 'c'")   // unchanged: no revision
+        #expect(try alice.sync.captureLocalChanges() == 3)
+        #expect(try alice.sync.pendingChangeCount() == 0)
+
+        // The same writes made one at a time on a plain document database.
+        let plain = try DocumentDatabase(DatabaseQueue(), name: "plain")
+        var revs: [String: String] = [:]
+        for (key, body) in zip(["a", "b", "c"], first) {
+            var document = body
+            document["_id"] = .string("notes:" + key)
+            revs[key] = try plain.put(document).rev
+        }
+        var edited = try members("notes:a")
+        edited["_id"] = "notes:a"
+        edited["_rev"] = .string(revs["a"]!)
+        _ = try plain.put(edited)
+        _ = try plain.put(["_id": "notes:b", "_rev": .string(revs["b"]!), "_deleted": true])
+        var added = try members("notes:d")
+        added["_id"] = "notes:d"
+        _ = try plain.put(added)
+
+        #expect(try documents.changes().results == plain.changes().results)
+        let (info, plainInfo) = (try documents.info(), try plain.info())
+        #expect(info.documentCount == 3 && plainInfo.documentCount == 3)
+        #expect(info.deletedDocumentCount == 1 && plainInfo.deletedDocumentCount == 1)
+        #expect(info.updateSequence == plainInfo.updateSequence)
+    }
+
     @Test func aJoinTableWithACompositeKeySyncs() async throws {
         let (server, remote) = try await server()
         defer { server.stop() }

@@ -327,10 +327,18 @@ struct DocumentTables: Sendable {
               let parent = Revision(revText), parent.depth > 0,
               parent.hash.utf8.count != 32 || parent.hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
         else { return nil }
-        let newRev = Revision(depth: parent.depth + 1, hash: RevisionID.make(deleted: false, parent: parent, body: body, attachments: []))
         let limit = try meta(db, "revs_limit")?.intValue ?? 1000
         let seq = try updateSequence(db) + 1
         try setMeta(db, "update_seq", .int(seq))
+        let newRev = try appendRevision(db, id: id, parent: parent, body: body, seq: seq, revsLimit: limit)
+        return DocumentWriteResult(id: id, rev: newRev.description)
+    }
+
+    /// Writes a live revision on `parent`, the document's only leaf, with
+    /// the update sequence `seq` (the caller records it), and stems the
+    /// path to `revsLimit` now and then. Answers the new revision.
+    func appendRevision(_ db: Database, id: String, parent: Revision, body: JSONObject, seq: Int, revsLimit limit: Int) throws -> Revision {
+        let newRev = Revision(depth: parent.depth + 1, hash: RevisionID.make(deleted: false, parent: parent, body: body, attachments: []))
         let bodyText = JSON.object(body).text
         try db.execute(sql: "INSERT INTO \(revs)(doc, rev, depth, parent, deleted, seq, body, attachments) VALUES (?, ?, ?, ?, 0, ?, ?, NULL)",
                        arguments: [id, newRev.description, newRev.depth, parent.description, seq, bodyText])
@@ -345,7 +353,20 @@ struct DocumentTables: Sendable {
         }
         try db.execute(sql: "UPDATE \(docs) SET seq = ?, rev = ?, deleted = 0, body = ?, attachments = NULL, leaves = 1 WHERE id = ?",
                        arguments: [seq, newRev.description, bodyText, id])
-        return DocumentWriteResult(id: id, rev: newRev.description)
+        return newRev
+    }
+
+    /// Writes the first revision of a document that has never been in the
+    /// database (no revision of it, not even a deleted one), with the update
+    /// sequence `seq` (the caller records it). Answers the revision.
+    func createDocument(_ db: Database, id: String, body: JSONObject, seq: Int) throws -> Revision {
+        let rev = Revision(depth: 1, hash: RevisionID.make(deleted: false, parent: nil, body: body, attachments: []))
+        let bodyText = JSON.object(body).text
+        try db.execute(sql: "INSERT INTO \(revs)(doc, rev, depth, parent, deleted, seq, body, attachments) VALUES (?, ?, 1, NULL, 0, ?, ?, NULL)",
+                       arguments: [id, rev.description, seq, bodyText])
+        try db.execute(sql: "INSERT INTO \(docs)(id, seq, rev, deleted, body, attachments, leaves) VALUES (?, ?, ?, 0, ?, NULL, 1)",
+                       arguments: [id, seq, rev.description, bodyText])
+        return rev
     }
 
     /// Purges the leaf revisions `revisions` of the document `id`: they and

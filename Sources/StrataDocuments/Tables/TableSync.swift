@@ -157,30 +157,150 @@ public final class TableSync: Sendable {
     /// a deleted row a deletion. Returns the number of documents written.
     @discardableResult
     public func captureLocalChanges() throws -> Int {
-        let tablesByName = Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0) })
         let documentTables = documents.tables
         let outbox = Self.outbox(documentsName)
         let state = Self.state(documentsName)
+        let tables = tables
         return try documents.writer.write { db in
-            let entries = try Row.fetchAll(db, sql: "SELECT seq, tbl, key FROM \(outbox) ORDER BY seq")
-            guard let last = entries.last else { return 0 }
+            guard let last = try Int.fetchOne(db, sql: "SELECT max(seq) FROM \(outbox)") else { return 0 }
             // The remote side's triggers must not write the rows back.
             try db.execute(sql: "UPDATE \(state) SET applying = 1")
-            // Each row once, in the order of its last change: a parent
-            // made before its child is sent before it.
-            var lastChange: [String: (order: Int, table: SyncedTable, key: String)] = [:]
-            for (order, entry) in entries.enumerated() {
-                let tableName: String = try entry[1]
-                guard let table = tablesByName[tableName], let key: String = try entry[2] else { continue }
-                lastChange[tableName + ":" + key] = (order, table, key)
+            // Each row once, with its document, in the order of its last
+            // change: a parent made before its child is sent before it.
+            var changes: [Change] = []
+            for table in tables {
+                let rows = try Row.fetchCursor(db, sql: Self.changesSQL(table, outbox: outbox, docs: documentTables.docs),
+                                               arguments: [table.name, last, table.name + ":"])
+                while let row = try rows.next() {
+                    changes.append(try Change(row, table: table))
+                }
             }
+            changes.sort { $0.order < $1.order }
+            var edits = try LocalEdits(db, tables: documentTables)
             var written = 0
-            for (id, change) in lastChange.sorted(by: { $0.value.order < $1.value.order }) {
-                if try Self.writeDocument(db, id: id, table: change.table, key: change.key, into: documentTables) { written += 1 }
+            for change in changes where try edits.write(change) {
+                written += 1
             }
-            try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ?", arguments: [try last[0] as Int])
+            try edits.finish()
+            try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ?", arguments: [last])
             try db.execute(sql: "UPDATE \(state) SET applying = 0")
             return written
+        }
+    }
+
+    /// The changed rows of `table` in the outbox up to `?2`, each once: the
+    /// seq of its last change, its key, its document's winner (`rev`,
+    /// `deleted`, `leaves`, `body`, nulls when it has none), whether the row
+    /// is there, then the row's columns.
+    private static func changesSQL(_ table: SyncedTable, outbox: String, docs: String) -> String {
+        let key = "o.key"
+        let match = zip(table.keyColumns, table.keyValuesSQL(key)).map { "t.\(quoteIdentifier($0)) = \($1)" }.joined(separator: " AND ")
+        return """
+            SELECT o.last, o.key, d.rev, d.deleted, d.leaves, d.body, t.\(quoteIdentifier(table.keyColumns[0])) IS NOT NULL, \
+            \(table.columns.map { "t." + quoteIdentifier($0) }.joined(separator: ", "))
+            FROM (SELECT key, max(seq) AS last FROM \(outbox) WHERE tbl = ?1 AND seq <= ?2 AND key IS NOT NULL GROUP BY key) AS o
+            LEFT JOIN \(docs) AS d ON d.id = ?3 || o.key
+            LEFT JOIN \(quoteIdentifier(table.name)) AS t ON \(match)
+            """
+    }
+
+    /// One changed row, as `changesSQL` reads it.
+    private struct Change {
+        let order: Int
+        let table: SyncedTable
+        let id: String
+        /// The document's winning revision, if it has one.
+        let rev: Revision?
+        let deleted: Bool
+        let leaves: Int
+        let storedBody: String?
+        /// The row's columns, nil when the row is gone.
+        let values: [DatabaseValue]?
+
+        init(_ row: some RowProtocol, table: SyncedTable) throws {
+            self.table = table
+            order = try row.decode(Int.self, at: 0)
+            id = table.name + ":" + (try row.decode(String.self, at: 1))
+            rev = try row.decode(String?.self, at: 2).flatMap(Revision.init)
+            deleted = try row.decode(Bool?.self, at: 3) ?? true
+            leaves = try row.decode(Int?.self, at: 4) ?? 0
+            storedBody = try row.decode(String?.self, at: 5)
+            values = try row.decode(Bool.self, at: 6) ? Array(row.databaseValues.dropFirst(7)) : nil
+        }
+    }
+
+    /// Writes the documents of captured rows, one transaction's worth: the
+    /// common cases (a document's first revision, a new revision on its only
+    /// leaf) straight into the document tables, the update sequence
+    /// recorded once at the end; the others (deletions, conflicted or
+    /// deleted documents) through the general write.
+    private struct LocalEdits {
+        let db: Database
+        let tables: DocumentTables
+        let revsLimit: Int
+        var seq: Int
+        /// Whether `seq` moved since it was last recorded.
+        var unrecorded = false
+
+        init(_ db: Database, tables: DocumentTables) throws {
+            self.db = db
+            self.tables = tables
+            revsLimit = try tables.meta(db, "revs_limit")?.intValue ?? 1000
+            seq = try tables.updateSequence(db)
+        }
+
+        /// Writes one row's document as the row is now; false when it
+        /// needed no new revision.
+        mutating func write(_ change: Change) throws -> Bool {
+            let live = change.rev != nil && !change.deleted
+            guard let values = change.values else {
+                // The row is gone: delete its document, if it has a live one.
+                guard live, let rev = change.rev else { return false }
+                try general(["_id": .string(change.id), "_rev": .string(rev.description), "_deleted": true])
+                return true
+            }
+            var body = JSONObject()
+            if live, let text = change.storedBody, case .object(let stored) = try JSON(parsing: text) {
+                body = stored
+            }
+            let before = body
+            body["$table"] = .string(change.table.name)
+            for (name, value) in zip(change.table.columns, values) {
+                body[name] = TableSync.json(value)
+            }
+            if live, body == before { return false }
+            if change.rev == nil {
+                seq += 1
+                unrecorded = true
+                _ = try tables.createDocument(db, id: change.id, body: body, seq: seq)
+            } else if live, change.leaves == 1, let parent = change.rev {
+                seq += 1
+                unrecorded = true
+                _ = try tables.appendRevision(db, id: change.id, parent: parent, body: body, seq: seq, revsLimit: revsLimit)
+            } else {
+                var document: JSONObject = ["_id": .string(change.id)]
+                // A row made again after its document was deleted starts
+                // the document anew (CouchDB's way: no `_rev`).
+                if live, let rev = change.rev { document["_rev"] = .string(rev.description) }
+                for (name, value) in body { document[name] = value }
+                try general(document)
+            }
+            return true
+        }
+
+        /// A write through `DocumentTables.write`, which reads and records
+        /// the update sequence itself.
+        private mutating func general(_ document: JSONObject) throws {
+            try finish()
+            _ = try tables.write(db, document: document, newEdits: true)
+            seq = try tables.updateSequence(db)
+        }
+
+        /// Records the update sequence.
+        mutating func finish() throws {
+            guard unrecorded else { return }
+            try tables.setMeta(db, "update_seq", .int(seq))
+            unrecorded = false
         }
     }
 
@@ -323,39 +443,6 @@ public final class TableSync: Sendable {
     }
 
     // MARK: - Rows to documents
-
-    /// Writes the document of one row as the row is now; false when it
-    /// needed no new revision.
-    private static func writeDocument(_ db: Database, id: String, table: SyncedTable, key: String, into documentTables: DocumentTables) throws -> Bool {
-        let current = try Row.fetchOne(db, sql: "SELECT rev, deleted, body FROM \(documentTables.docs) WHERE id = ?", arguments: [id])
-        let currentRev: String? = try current?[0]
-        let currentDeleted = try current.map { try $0[1] as Bool } ?? true
-        let row = try Row.fetchOne(db, sql: "SELECT * FROM \(quoteIdentifier(table.name)) WHERE \(table.matchSQL("?1"))",
-                                   arguments: [key])
-        guard let row else {
-            // The row is gone: delete its document, if it has a live one.
-            guard let currentRev, !currentDeleted else { return false }
-            _ = try documentTables.write(db, document: ["_id": .string(id), "_rev": .string(currentRev), "_deleted": true], newEdits: true)
-            return true
-        }
-        var body = JSONObject()
-        if !currentDeleted, let text: String = try current?[2], case .object(let stored) = try JSON(parsing: text) {
-            body = stored
-        }
-        let before = body
-        body["$table"] = .string(table.name)
-        for (name, value) in zip(row.columnNames, row.databaseValues) {
-            body[name] = json(value)
-        }
-        if !currentDeleted, body == before { return false }
-        var document: JSONObject = ["_id": .string(id)]
-        // A row made again after its document was deleted starts the
-        // document anew (CouchDB's way: no `_rev`).
-        if let currentRev, !currentDeleted { document["_rev"] = .string(currentRev) }
-        for (name, value) in body { document[name] = value }
-        _ = try documentTables.write(db, document: document, newEdits: true)
-        return true
-    }
 
     /// A column's value as a document member (see the type's discussion).
     static func json(_ value: DatabaseValue) -> JSON {
