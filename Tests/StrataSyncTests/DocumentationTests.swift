@@ -128,5 +128,6 @@ import Testing
             print(conflict.key, "has", conflict.losers.count, "other version(s)")
         }
         #expect(try sync.resolveConflicts(in: "notes", using: .newest(by: "updatedAt")) == 0)
+        #expect(try sync.resolveConflicts(in: "notes", using: .mergeColumns(newestBy: "updatedAt")) == 0)
     }
 }

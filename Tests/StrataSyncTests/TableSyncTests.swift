@@ -175,6 +175,38 @@ import Testing
         #expect(try alice.sync.pendingChangeCount() == 0)
     }
 
+    /// Edits of different columns on two devices are all kept; a column
+    /// both changed takes the winner's value, or the newest's.
+    @Test(arguments: [nil, "score"])
+    func columnsEditedOnDifferentDevicesMerge(newestBy: String?) async throws {
+        let (server, remote, alice, bob) = try await conflicted(
+            alice: "UPDATE notes SET title = 'Alice''s plan', score = 2.0 WHERE id = 'n'",
+            bob: "UPDATE notes SET body = 'final', pinned = 1, score = 3.5 WHERE id = 'n'")
+        defer { server.stop() }
+        let winnerScore = try alice.rows()[0].split(separator: "|")[4]
+        #expect(try alice.sync.resolveConflicts(in: "notes", using: .mergeColumns(newestBy: newestBy)) == 1)
+        let expected = ["'n'|'Alice''s plan'|'final'|1|\(newestBy == nil ? winnerScore : "3.5")"]
+        #expect(try alice.rows() == expected)
+        try await alice.sync.sync(with: remote)
+        try await bob.sync.sync(with: remote)
+        #expect(try bob.rows() == expected)
+        #expect(try bob.sync.conflicts(in: "notes").isEmpty)
+    }
+
+    /// Without the common ancestor (compacted away), a merge cannot tell
+    /// who changed a column: each column that differs takes the winner's.
+    @Test func aMergeWithoutTheAncestorKeepsTheWinnersDifferingColumns() async throws {
+        let (server, _, alice, _) = try await conflicted(
+            alice: "UPDATE notes SET title = 'Alice''s plan' WHERE id = 'n'",
+            bob: "UPDATE notes SET body = 'final' WHERE id = 'n'")
+        defer { server.stop() }
+        let before = try alice.rows()
+        try alice.sync.documents.compact()
+        #expect(try alice.sync.resolveConflicts(in: "notes", using: .mergeColumns()) == 1)
+        #expect(try alice.rows() == before)
+        #expect(try alice.sync.conflicts(in: "notes").isEmpty)
+    }
+
     @Test func aLocalChangeNotYetCapturedIsNotOverwrittenByOneArriving() async throws {
         let (server, remote) = try await server()
         defer { server.stop() }

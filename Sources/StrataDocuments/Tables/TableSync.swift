@@ -370,6 +370,15 @@ public final class TableSync: Sendable {
         /// text by its characters, null lowest; a tie keeps CouchDB's
         /// winner): for an `updatedAt` column, the newest edit.
         case newest(by: String)
+        /// Column by column against the versions' common ancestor: a column
+        /// changed by one version takes that change, so edits of different
+        /// columns on different devices are all kept. A column changed
+        /// differently by several versions takes the value of the one whose
+        /// `newestBy` column is greatest (null lowest), or without it
+        /// CouchDB's winner's. When the ancestor's body is no longer kept (a
+        /// compaction ran since the versions parted), every column that
+        /// differs is settled that way.
+        case mergeColumns(newestBy: String? = nil)
         /// Your function makes the row from the conflicting versions (the
         /// documents' members, CouchDB's winner first); what it returns
         /// becomes the row.
@@ -399,6 +408,8 @@ public final class TableSync: Sendable {
                 chosen = versions.dropFirst().reduce(versions[0]) { best, version in
                     Self.isGreater(version[column] ?? .null, than: best[column] ?? .null) ? version : best
                 }
+            case .mergeColumns(let column):
+                chosen = Self.merge(versions, ancestor: try commonAncestor(id: id, of: revisions), newestBy: column)
             case .custom(let resolve):
                 chosen = JSONObject(try resolve(conflict.key, versions).filter { !$0.key.hasPrefix("_") })
             }
@@ -419,6 +430,54 @@ public final class TableSync: Sendable {
             settled += 1
         }
         return settled
+    }
+
+    /// The members of the deepest revision all of `revisions` descend
+    /// from, when its body is still kept.
+    private func commonAncestor(id: String, of revisions: [String]) throws -> JSONObject? {
+        let tables = documents.tables
+        return try documents.writer.read { db in
+            let tree = try tables.loadTree(db, id: id)
+            let paths = revisions.compactMap(Revision.init).map(tree.ancestry)
+            guard let first = paths.first else { return nil }
+            let others = paths.dropFirst().map(Set.init)
+            guard let ancestor = first.dropFirst().first(where: { rev in others.allSatisfy { $0.contains(rev) } }),
+                  let text = try String.fetchOne(db, sql: "SELECT body FROM \(tables.revs) WHERE doc = ? AND rev = ?",
+                                                 arguments: [id, ancestor.description]),
+                  case .object(let body) = try JSON(parsing: text)
+            else { return nil }
+            return JSONObject(body.filter { !$0.key.hasPrefix("_") })
+        }
+    }
+
+    /// `versions` (CouchDB's winner first) merged member by member against
+    /// `ancestor` (see ``ConflictPolicy/mergeColumns(newestBy:)``).
+    static func merge(_ versions: [JSONObject], ancestor: JSONObject?, newestBy column: String?) -> JSONObject {
+        // The order in which versions win a member several changed.
+        var ranked = versions
+        if let column {
+            // A stable sort: among equals, CouchDB's winner stays first.
+            ranked = versions.enumerated().sorted { a, b in
+                let (x, y) = (a.element[column] ?? .null, b.element[column] ?? .null)
+                if isGreater(x, than: y) { return true }
+                if isGreater(y, than: x) { return false }
+                return a.offset < b.offset
+            }.map(\.element)
+        }
+        var names: [String] = []
+        for object in [ancestor ?? JSONObject()] + ranked {
+            for (name, _) in object where !names.contains(name) { names.append(name) }
+        }
+        var merged = JSONObject()
+        for name in names {
+            let changed = ranked.filter { ancestor == nil || $0[name] != ancestor?[name] }
+            // Nobody changed it: the ancestor's; otherwise the first
+            // (ranked) of those who did. A member a version removed stays
+            // removed.
+            let value = changed.first.map { $0[name] } ?? ancestor?[name]
+            if let value = value ?? nil { merged[name] = value }
+        }
+        return merged
     }
 
     /// Whether `value` orders after `other`: null first, then numbers by
