@@ -28,6 +28,11 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The tables to share, comma-separated.")
     var tables: String
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Only the rows whose documents match this Mango selector (JSON), both ways.",
+        discussion: #"The table's name is the member $table, written \\$table in a selector: {"\\$table": "notes", "folder": "work"}."#))
+    var selector: String?
+
     @Flag(name: .long, help: "Keep syncing each change as it happens, until interrupted.")
     var continuous = false
 
@@ -37,6 +42,9 @@ struct SyncCommand: AsyncParsableCommand {
     func validate() throws {
         if tables.split(separator: ",").isEmpty { throw ValidationError("--tables names at least one table") }
         if !FileManager.default.fileExists(atPath: file) { throw ValidationError("No file at \(file).") }
+        if let selector {
+            do { _ = try JSON(parsing: selector) } catch { throw ValidationError("--selector: \(error)") }
+        }
     }
 
     func run() async throws {
@@ -44,7 +52,8 @@ struct SyncCommand: AsyncParsableCommand {
             let pool = try DatabasePool(path: file)
             let sync = try TableSync(pool, tables: tables.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             let remote = try openDocumentStore(url)
-            let options = ReplicationOptions(createTarget: createTarget)
+            var options = ReplicationOptions(createTarget: createTarget)
+            if let selector { options.filter = .selector(try JSON(parsing: selector)) }
             if continuous {
                 if createTarget { try await remote.createIfMissing() }
                 FileHandle.standardError.write(Data("syncing \(sync.tables.map(\.name).joined(separator: ", ")) with \(remote.location) until interrupted\n".utf8))

@@ -347,6 +347,24 @@ func obj(_ text: String) throws -> JSONObject {
         #expect(withDocs.results.first?.doc?["v"] == .int(2))
     }
 
+    /// As CouchDB's `_selector` filter: a deleted winner is matched too,
+    /// with its body and `_deleted: true`, so a deletion that kept the
+    /// members passes, a bare one does not, and a selector may ask for
+    /// deletions.
+    @Test func aSelectorSeesDeletionsWithTheirMembers() throws {
+        let db = try makeDocuments()
+        let kept = try db.put(obj(#"{"_id":"kept","type":"ballot"}"#))
+        let bare = try db.put(obj(#"{"_id":"bare","type":"ballot"}"#))
+        try db.put(obj(#"{"_id":"live","type":"ballot"}"#))
+        try db.put(obj(#"{"_id":"kept","_rev":"\#(kept.rev)","_deleted":true,"type":"ballot"}"#))
+        try db.put(obj(#"{"_id":"bare","_rev":"\#(bare.rev)","_deleted":true}"#))
+        let ballots = try db.changes(ChangesOptions(selector: .object(["type": .string("ballot")])))
+        #expect(ballots.results.map(\.id) == ["live", "kept"])
+        #expect(ballots.results.map(\.deleted) == [false, true])
+        let deletions = try db.changes(ChangesOptions(selector: .object(["_deleted": true])))
+        #expect(deletions.results.map(\.id) == ["kept", "bare"])
+    }
+
     @Test func liveChangesDeliverNewWrites() async throws {
         let db = try makeDocuments()
         try await db.put(obj(#"{"_id":"before"}"#))

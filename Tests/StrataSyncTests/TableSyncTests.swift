@@ -207,6 +207,29 @@ import Testing
         #expect(try alice.sync.conflicts(in: "notes").isEmpty)
     }
 
+    /// A Mango selector on the columns picks the rows that sync, both ways;
+    /// a deleted row's document keeps its members, so its deletion passes
+    /// the same selector.
+    @Test func aSelectorSyncsOnlyTheRowsItMatches() async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        let alice = try Device(rows: """
+            INSERT INTO notes VALUES ('p1', 'pinned', NULL, 1, NULL), ('u1', 'not pinned', NULL, 0, NULL), ('p2', 'pinned too', NULL, 1, NULL)
+            """)
+        let bob = try Device(rows: "INSERT INTO notes VALUES ('u2', 'bob''s own', NULL, NULL, NULL)")
+        let pinned = ReplicationOptions(filter: .selector(["\\$table": "notes", "pinned": 1]))  // `$` escaped, as CouchDB wants
+        try await alice.sync.sync(with: remote, options: pinned)
+        try await bob.sync.sync(with: remote, options: pinned)
+        #expect(try bob.rows() == ["'p1'|'pinned'|NULL|1|NULL", "'p2'|'pinned too'|NULL|1|NULL", "'u2'|'bob''s own'|NULL|NULL|NULL"])
+        // What the selector leaves out stays on its device.
+        #expect(try await remote.info().documentCount == 2)
+        try alice.execute("DELETE FROM notes WHERE id = 'p1'")
+        try await alice.sync.sync(with: remote, options: pinned)
+        try await bob.sync.sync(with: remote, options: pinned)
+        #expect(try bob.rows() == ["'p2'|'pinned too'|NULL|1|NULL", "'u2'|'bob''s own'|NULL|NULL|NULL"])
+        #expect(try await remote.changes().results.contains { $0.id == "notes:p1" && $0.deleted })
+    }
+
     @Test func aLocalChangeNotYetCapturedIsNotOverwrittenByOneArriving() async throws {
         let (server, remote) = try await server()
         defer { server.stop() }
@@ -322,7 +345,12 @@ import Testing
         edited["_id"] = "notes:a"
         edited["_rev"] = .string(revs["a"]!)
         _ = try plain.put(edited)
-        _ = try plain.put(["_id": "notes:b", "_rev": .string(revs["b"]!), "_deleted": true])
+        // A deletion keeps the row's last members.
+        var deletion = first[1]
+        deletion["_id"] = "notes:b"
+        deletion["_rev"] = .string(revs["b"]!)
+        deletion["_deleted"] = true
+        _ = try plain.put(deletion)
         var added = try members("notes:d")
         added["_id"] = "notes:d"
         _ = try plain.put(added)
@@ -436,6 +464,16 @@ import Testing
         let second = try await runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes"])
         #expect(second.standardOutput == "sent 0 documents, received 1\n")
         #expect(try String.fetchAll(Database(path: path), sql: "SELECT title FROM notes ORDER BY id") == ["From the tool", "From the web"])
+        // --selector: only the pinned rows go, both ways.
+        try Database(path: path).execute(sql: "INSERT INTO notes VALUES ('draft', 'Not pinned', NULL, 0, NULL), ('pin', 'Pinned', NULL, 1, NULL)")
+        try await remote.put(["_id": "notes:web2", "$table": "notes", "title": "Pinned on the web", "pinned": 1])
+        try await remote.put(["_id": "notes:web3", "$table": "notes", "title": "Not pinned on the web", "pinned": 0])
+        let filtered = try await runExecutable(try RunningServer.strataBinary(),
+                                               ["sync", path, url, "--tables", "notes", "--selector", #"{"\\$table": "notes", "pinned": 1}"#])
+        #expect(filtered.standardOutput == "sent 1 documents, received 1\n", "\(filtered.standardError)")
+        #expect(try String.fetchAll(Database(path: path), sql: "SELECT id FROM notes ORDER BY id") == ["cli", "draft", "pin", "web", "web2"])
+        let badSelector = try await runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes", "--selector", "{"])
+        #expect(badSelector.status == 64 && badSelector.standardError.contains("--selector"))
         // A table that cannot be shared is a one-line error.
         let refused = try await runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "sqlite_schema"])
         #expect(refused.status == 1)

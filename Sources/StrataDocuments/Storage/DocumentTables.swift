@@ -832,9 +832,14 @@ struct DocumentTables: Sendable {
             let deleted: Bool = try row[3]
             examined += 1
             if let matcher {
+                // As CouchDB: the winner, deleted or not, as JSON with its
+                // `_id`, `_rev` and `_deleted` (so a deletion that kept the
+                // document's members passes a selector on them).
                 var doc = try JSON(parsing: try row[4] as String).objectValue ?? JSONObject()
                 doc["_id"] = .string(id)
-                if deleted || !matcher.matches(.object(doc)) { continue }
+                doc["_rev"] = .string(try row[2])
+                if deleted { doc["_deleted"] = true }
+                if !matcher.matches(.object(doc)) { continue }
             }
             if let filter = options.filter {
                 var doc: JSONObject = ["_id": .string(id), "_rev": .string(try row[2])]

@@ -253,15 +253,21 @@ public final class TableSync: Sendable {
         /// needed no new revision.
         mutating func write(_ change: Change) throws -> Bool {
             let live = change.rev != nil && !change.deleted
-            guard let values = change.values else {
-                // The row is gone: delete its document, if it has a live one.
-                guard live, let rev = change.rev else { return false }
-                try general(["_id": .string(change.id), "_rev": .string(rev.description), "_deleted": true])
-                return true
-            }
             var body = JSONObject()
             if live, let text = change.storedBody, case .object(let stored) = try JSON(parsing: text) {
                 body = stored
+            }
+            guard let values = change.values else {
+                // The row is gone: delete its document, if it has a live
+                // one. The deletion keeps the row's last members, so that a
+                // filter on them (a Mango selector) lets it through.
+                guard live, let rev = change.rev else { return false }
+                var document = body
+                document["_id"] = .string(change.id)
+                document["_rev"] = .string(rev.description)
+                document["_deleted"] = true
+                try general(document)
+                return true
             }
             let before = body
             body["$table"] = .string(change.table.name)
@@ -423,8 +429,14 @@ public final class TableSync: Sendable {
                     document["$table"] = .string(table)
                     _ = try documentTables.write(db, document: document, newEdits: true)
                 }
-                for loser in conflict.losers {
-                    _ = try documentTables.write(db, document: ["_id": .string(id), "_rev": .string(loser), "_deleted": true], newEdits: true)
+                // Each deletion keeps its version's members, as a deleted
+                // row's does (a filtered sync lets it through).
+                for (loser, version) in zip(conflict.losers, versions.dropFirst()) {
+                    var deletion = version
+                    deletion["_id"] = .string(id)
+                    deletion["_rev"] = .string(loser)
+                    deletion["_deleted"] = true
+                    _ = try documentTables.write(db, document: deletion, newEdits: true)
                 }
             }
             settled += 1
