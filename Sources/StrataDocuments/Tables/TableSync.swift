@@ -23,8 +23,11 @@ import Strata
 /// member `$table` names the table. A column's value maps as follows:
 /// INTEGER → a JSON integer, exact at any size; REAL → a JSON number with
 /// a fraction or exponent (so it comes back REAL); TEXT → a string; NULL →
-/// null; a BLOB in a column not declared BLOB → a string of its base64
-/// (it comes back as that text). A document's members the table has no
+/// null; a BLOB in a column of BLOB affinity (declared `BLOB`, or with no
+/// type) → the document's attachment of the column's name
+/// (`application/octet-stream`), and any client's attachment of that name
+/// comes back as the BLOB; a BLOB in another column → a string of its
+/// base64 (it comes back as that text). A document's members the table has no
 /// column for are kept in the document when the row changes, so a newer
 /// app version's fields survive an older one's edits.
 ///
@@ -48,7 +51,8 @@ import Strata
 /// composite key a JSON array of its values (`favorites:["ann",12]`). A
 /// table keyed by SQLite's row id (an INTEGER PRIMARY KEY, or no primary
 /// key) is refused with ``DocumentError`` `badRequest` saying why and what
-/// to do, and so is a table with a BLOB column (not carried yet).
+/// to do, and so is a key column that may hold BLOBs, or a column whose
+/// name starts with `_` (CouchDB's own members).
 public final class TableSync: Sendable {
     /// The document database the rows are kept in (its tables are named
     /// after ``documentsName``), what a replicator sends and receives.
@@ -64,6 +68,9 @@ public final class TableSync: Sendable {
         public let name: String
         public let keyColumns: [String]
         public let columns: [String]
+        /// The columns of BLOB affinity (declared `BLOB`, or with no type),
+        /// whose BLOB values are the document's attachments.
+        public let blobColumns: Set<String>
 
         /// SQL for the document key of the row `alias` (NEW, OLD, or the
         /// table): the key's text, or a JSON array of a composite key's values.
@@ -107,6 +114,7 @@ public final class TableSync: Sendable {
         self.documents = try DocumentDatabase(writer, name: documentsName)
         self.documentsName = documentsName
         let docs = documents.tables.docs
+        let blobs = documents.tables.blobs
         self.tables = try writer.write { db in
             try db.execute(sql: """
                 CREATE TABLE IF NOT EXISTS \(Self.outbox(documentsName)) (
@@ -129,7 +137,7 @@ public final class TableSync: Sendable {
                 """)
             return try names.map { name in
                 let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(name))
-                try Self.installTriggers(db, table: table, documentsName: documentsName, docs: docs)
+                try Self.installTriggers(db, table: table, documentsName: documentsName, docs: docs, blobs: blobs)
                 let isNew = try Row.fetchOne(db, sql: "SELECT 1 FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name]) == nil
                 if isNew {
                     try db.execute(sql: "INSERT INTO \(Self.registry(documentsName))(name) VALUES (?)", arguments: [name])
@@ -190,13 +198,13 @@ public final class TableSync: Sendable {
 
     /// The changed rows of `table` in the outbox up to `?2`, each once: the
     /// seq of its last change, its key, its document's winner (`rev`,
-    /// `deleted`, `leaves`, `body`, nulls when it has none), whether the row
+    /// `deleted`, `leaves`, `body`, `attachments`, nulls when it has none), whether the row
     /// is there, then the row's columns.
     private static func changesSQL(_ table: SyncedTable, outbox: String, docs: String) -> String {
         let key = "o.key"
         let match = zip(table.keyColumns, table.keyValuesSQL(key)).map { "t.\(quoteIdentifier($0)) = \($1)" }.joined(separator: " AND ")
         return """
-            SELECT o.last, o.key, d.rev, d.deleted, d.leaves, d.body, t.\(quoteIdentifier(table.keyColumns[0])) IS NOT NULL, \
+            SELECT o.last, o.key, d.rev, d.deleted, d.leaves, d.body, d.attachments, t.\(quoteIdentifier(table.keyColumns[0])) IS NOT NULL, \
             \(table.columns.map { "t." + quoteIdentifier($0) }.joined(separator: ", "))
             FROM (SELECT key, max(seq) AS last FROM \(outbox) WHERE tbl = ?1 AND seq <= ?2 AND key IS NOT NULL GROUP BY key) AS o
             LEFT JOIN \(docs) AS d ON d.id = ?3 || o.key
@@ -214,6 +222,8 @@ public final class TableSync: Sendable {
         let deleted: Bool
         let leaves: Int
         let storedBody: String?
+        /// The winner's attachments (`DocumentTables`' `attachments` column).
+        let storedAttachments: String?
         /// The row's columns, nil when the row is gone.
         let values: [DatabaseValue]?
 
@@ -225,7 +235,8 @@ public final class TableSync: Sendable {
             deleted = try row.decode(Bool?.self, at: 3) ?? true
             leaves = try row.decode(Int?.self, at: 4) ?? 0
             storedBody = try row.decode(String?.self, at: 5)
-            values = try row.decode(Bool.self, at: 6) ? Array(row.databaseValues.dropFirst(7)) : nil
+            storedAttachments = try row.decode(String?.self, at: 6)
+            values = try row.decode(Bool.self, at: 7) ? Array(row.databaseValues.dropFirst(8)) : nil
         }
     }
 
@@ -271,11 +282,34 @@ public final class TableSync: Sendable {
             }
             let before = body
             body["$table"] = .string(change.table.name)
+            // A BLOB in a BLOB column is the attachment of its name.
+            var blobs: [(name: String, data: Data)] = []
             for (name, value) in zip(change.table.columns, values) {
-                body[name] = TableSync.json(value)
+                if case .blob(let data) = value, change.table.blobColumns.contains(name) {
+                    blobs.append((name, data))
+                    body[name] = nil
+                } else {
+                    body[name] = TableSync.json(value)
+                }
             }
-            if live, body == before { return false }
-            if change.rev == nil {
+            let stored = live ? StoredAttachments(text: change.storedAttachments) : StoredAttachments()
+            let digests = blobs.map { AttachmentDigest.of($0.data, contentType: TableSync.blobContentType).digest }
+            let sameAttachments = stored.list.count == blobs.count && zip(blobs, digests).allSatisfy { stored[$0.name]?.digest == $1 }
+            if live, body == before, sameAttachments { return false }
+            if !blobs.isEmpty || !stored.isEmpty {
+                var document: JSONObject = ["_id": .string(change.id)]
+                if live, let rev = change.rev { document["_rev"] = .string(rev.description) }
+                for (name, value) in body { document[name] = value }
+                if !blobs.isEmpty {
+                    // An unchanged one is a stub: it keeps its revpos, and
+                    // replication does not send it again.
+                    document["_attachments"] = .object(JSONObject(zip(blobs, digests).map { blob, digest in
+                        (blob.name, stored[blob.name]?.digest == digest ? ["stub": true]
+                            : ["content_type": .string(TableSync.blobContentType), "data": .string(blob.data.base64EncodedString())])
+                    }))
+                }
+                try general(document)
+            } else if change.rev == nil {
                 seq += 1
                 unrecorded = true
                 _ = try tables.createDocument(db, id: change.id, body: body, seq: seq)
@@ -386,8 +420,8 @@ public final class TableSync: Sendable {
         /// differs is settled that way.
         case mergeColumns(newestBy: String? = nil)
         /// Your function makes the row from the conflicting versions (the
-        /// documents' members, CouchDB's winner first); what it returns
-        /// becomes the row.
+        /// documents' members, CouchDB's winner first; a BLOB column's
+        /// attachment as its base64 text); what it returns becomes the row.
         case custom(@Sendable (_ key: String, _ versions: [JSONObject]) throws -> JSONObject)
     }
 
@@ -399,12 +433,20 @@ public final class TableSync: Sendable {
         guard tables.contains(where: { $0.name == table }) else {
             throw DocumentError(.badRequest, "\(table) is not a synced table")
         }
+        let blobColumns = tables.first { $0.name == table }?.blobColumns ?? []
         var settled = 0
         for conflict in try conflicts(in: table) {
             let id = table + ":" + conflict.key
             let revisions = [conflict.winner] + conflict.losers
+            // A BLOB column's attachment is seen as the member of its name,
+            // its content in base64.
             let versions = try revisions.map { rev in
-                JSONObject(try documents.document(id: id, options: DocumentReadOptions(rev: rev)).filter { !$0.key.hasPrefix("_") })
+                let document = try documents.document(id: id, options: DocumentReadOptions(rev: rev, attachments: true))
+                var version = JSONObject(document.filter { !$0.key.hasPrefix("_") })
+                for (name, attachment) in document["_attachments"]?.objectValue ?? JSONObject() where blobColumns.contains(name) {
+                    version[name] = attachment["data"] ?? .null
+                }
+                return version
             }
             let chosen: JSONObject
             switch policy {
@@ -425,14 +467,22 @@ public final class TableSync: Sendable {
                 // leaves end. The documents' triggers write the row.
                 if chosen != versions[0] {
                     var document: JSONObject = ["_id": .string(id), "_rev": .string(conflict.winner)]
-                    for (name, value) in chosen { document[name] = value }
+                    var attachments = JSONObject()
+                    for (name, value) in chosen {
+                        if blobColumns.contains(name), let base64 = value.stringValue, Data(base64Encoded: base64) != nil {
+                            attachments[name] = ["content_type": .string(Self.blobContentType), "data": .string(base64)]
+                        } else {
+                            document[name] = value
+                        }
+                    }
+                    if !attachments.isEmpty { document["_attachments"] = .object(attachments) }
                     document["$table"] = .string(table)
                     _ = try documentTables.write(db, document: document, newEdits: true)
                 }
                 // Each deletion keeps its version's members, as a deleted
                 // row's does (a filtered sync lets it through).
                 for (loser, version) in zip(conflict.losers, versions.dropFirst()) {
-                    var deletion = version
+                    var deletion = JSONObject(version.filter { !blobColumns.contains($0.key) })
                     deletion["_id"] = .string(id)
                     deletion["_rev"] = .string(loser)
                     deletion["_deleted"] = true
@@ -515,6 +565,9 @@ public final class TableSync: Sendable {
 
     // MARK: - Rows to documents
 
+    /// The content type of a BLOB column's attachment.
+    static let blobContentType = "application/octet-stream"
+
     /// A column's value as a document member (see the type's discussion).
     static func json(_ value: DatabaseValue) -> JSON {
         switch value {
@@ -538,6 +591,14 @@ public final class TableSync: Sendable {
     static func registry(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_tables") }
     /// The documents whose row waits for a parent row (a foreign key).
     static func waiting(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_waiting") }
+
+    /// Whether a column declared `type` has BLOB affinity (SQLite's rules:
+    /// no INT, CHAR, CLOB or TEXT in it, and BLOB or nothing).
+    static func hasBlobAffinity(_ type: String) -> Bool {
+        let type = type.uppercased()
+        if ["INT", "CHAR", "CLOB", "TEXT"].contains(where: type.contains) { return false }
+        return type.isEmpty || type.contains("BLOB")
+    }
 
     /// The table's key and columns, or why it cannot be synced.
     private static func check(_ db: Database, table name: String, integerKeyIsShared: Bool) throws -> SyncedTable {
@@ -563,15 +624,20 @@ public final class TableSync: Sendable {
                     + " (or, if its ids are the same on every device and the app always sets them, name it in sharedIntegerKeys)")
             }
         }
-        for column in columns where (try column[1] as String).uppercased().contains("BLOB") {
-            throw DocumentError(.badRequest, "cannot sync \(name): its column \(try column[0] as String) is a BLOB, which synced tables do not carry yet")
+        for key in keys where hasBlobAffinity(try key[1] as String) {
+            throw DocumentError(.badRequest, "cannot sync \(name): its key column \(try key[0] as String) may hold BLOBs, which cannot name a document; "
+                + "declare it TEXT (a UUID string, say)")
         }
-        return SyncedTable(name: name, keyColumns: try keys.map { try $0[0] as String }, columns: try columns.map { try $0[0] as String })
+        for column in columns where (try column[0] as String).hasPrefix("_") {
+            throw DocumentError(.badRequest, "cannot sync \(name): its column \(try column[0] as String) starts with `_`, which CouchDB keeps for its own members")
+        }
+        return SyncedTable(name: name, keyColumns: try keys.map { try $0[0] as String }, columns: try columns.map { try $0[0] as String },
+                           blobColumns: Set(try columns.filter { hasBlobAffinity(try $0[1] as String) }.map { try $0[0] as String }))
     }
 
     /// The triggers of one table: capture (row changes into the outbox) and
     /// apply (document writes into the row).
-    private static func installTriggers(_ db: Database, table: SyncedTable, documentsName: String, docs: String) throws {
+    private static func installTriggers(_ db: Database, table: SyncedTable, documentsName: String, docs: String, blobs: String) throws {
         let outbox = outbox(documentsName)
         let state = state(documentsName)
         let name = quoteIdentifier(table.name)
@@ -589,7 +655,11 @@ public final class TableSync: Sendable {
         let isTable = "substr(NEW.id, 1, \(prefixLength)) = \(literal) || ':'"
         let others = table.columns.filter { !table.keyColumns.contains($0) }
         func member(_ column: String) -> String {
-            "json_extract(NEW.body, '$.\"" + column.replacingOccurrences(of: "'", with: "''").replacingOccurrences(of: "\"", with: "\\\"") + "\"')"
+            let path = "'$.\"" + column.replacingOccurrences(of: "'", with: "''").replacingOccurrences(of: "\"", with: "\\\"") + "\"'"
+            guard table.blobColumns.contains(column) else { return "json_extract(NEW.body, \(path))" }
+            // A BLOB column: the attachment of its name, else the member.
+            let digest = "json_extract(NEW.attachments, \(path.dropLast()).digest')"
+            return "CASE WHEN \(digest) IS NOT NULL THEN (SELECT data FROM \(blobs) WHERE digest = \(digest)) ELSE json_extract(NEW.body, \(path)) END"
         }
         let upsertColumns = (table.keyColumns + others).map(quoteIdentifier).joined(separator: ", ")
         let upsertValues = (table.keyValuesSQL(docKey) + others.map(member)).joined(separator: ", ")
