@@ -33,6 +33,9 @@ struct SyncCommand: AsyncParsableCommand {
         discussion: #"The table's name is the member $table, written \\$table in a selector: {"\\$table": "notes", "folder": "work"}."#))
     var selector: String?
 
+    @Option(name: .long, help: "Documents per request and per transaction (larger batches make a first sync of many rows faster).")
+    var batchSize = 500
+
     @Flag(name: .long, help: "Keep syncing each change as it happens, until interrupted.")
     var continuous = false
 
@@ -42,6 +45,7 @@ struct SyncCommand: AsyncParsableCommand {
     func validate() throws {
         if tables.split(separator: ",").isEmpty { throw ValidationError("--tables names at least one table") }
         if !FileManager.default.fileExists(atPath: file) { throw ValidationError("No file at \(file).") }
+        guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
         if let selector {
             do { _ = try JSON(parsing: selector) } catch { throw ValidationError("--selector: \(error)") }
         }
@@ -52,7 +56,7 @@ struct SyncCommand: AsyncParsableCommand {
             let pool = try DatabasePool(path: file)
             let sync = try TableSync(pool, tables: tables.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             let remote = try openDocumentStore(url)
-            var options = ReplicationOptions(createTarget: createTarget)
+            var options = ReplicationOptions(createTarget: createTarget, batchSize: batchSize)
             if let selector { options.filter = .selector(try JSON(parsing: selector)) }
             if continuous {
                 if createTarget { try await remote.createIfMissing() }

@@ -16,9 +16,9 @@ extension TableSync {
     /// ```
     @discardableResult
     public func sync(with remote: any DocumentStore, options: ReplicationOptions = ReplicationOptions()) async throws -> (push: ReplicationProgress, pull: ReplicationProgress) {
-        try captureLocalChanges()
+        try await captureLocalChanges()
         let done = try await Replicator.sync(documents, remote, options: options)
-        try applyWaitingRows()
+        try await applyWaitingRows()
         return done
     }
 
@@ -35,7 +35,7 @@ extension TableSync {
     /// syncing.cancel()
     /// ```
     public func run(with remote: any DocumentStore, options: ReplicationOptions = ReplicationOptions()) async throws {
-        try captureLocalChanges()
+        try await captureLocalChanges()
         var continuous = options
         continuous.continuous = true
         let options = continuous
@@ -46,7 +46,7 @@ extension TableSync {
             group.addTask {
                 let pending = ValueObservation { db in try self.pendingChangeCount(db) }
                 for try await count in pending.values(in: writer) where count > 0 {
-                    try self.captureLocalChanges()
+                    try await self.captureLocalChanges()
                 }
             }
             // Other processes' commits, which no observation of this one
@@ -55,8 +55,8 @@ extension TableSync {
             group.addTask {
                 while true {
                     try await Task.sleep(for: .milliseconds(250))
-                    if try self.pendingChangeCount() > 0 { try self.captureLocalChanges() }
-                    if try self.waitingRowCount() > 0 { try self.applyWaitingRows() }
+                    if try self.pendingChangeCount() > 0 { try await self.captureLocalChanges() }
+                    if try self.waitingRowCount() > 0 { try await self.applyWaitingRows() }
                 }
             }
             // The first to end (by an error, or cancelled) ends them all.

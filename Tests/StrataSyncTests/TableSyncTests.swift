@@ -90,7 +90,7 @@ import Testing
         #expect(try bob.rows() == after)
         // Rows that came from the server were not captured again.
         #expect(try alice.sync.pendingChangeCount() == 0 && bob.sync.pendingChangeCount() == 0)
-        #expect(try alice.sync.captureLocalChanges() == 0)
+        #expect(try await alice.sync.captureLocalChanges() == 0)
     }
 
     @Test func theSameRowEditedOnTwoDevicesEndsTheSameEverywhere() async throws {
@@ -434,7 +434,7 @@ import Testing
         #expect(try await remote.document(id: "photos:p")["_attachments"]?["image"]?["revpos"] == 1)
         // Nothing changed: no revision.
         try await alice.write { try $0.execute(sql: "UPDATE photos SET image = image WHERE id = 'p'") }
-        #expect(try aliceSync.captureLocalChanges() == 0)
+        #expect(try await aliceSync.captureLocalChanges() == 0)
         // A BLOB set to NULL loses its attachment.
         try await alice.write { try $0.execute(sql: "UPDATE photos SET thumbnail = NULL WHERE id = 'p'") }
         try await aliceSync.sync(with: remote)

@@ -165,11 +165,22 @@ public final class TableSync: Sendable {
     /// a deleted row a deletion. Returns the number of documents written.
     @discardableResult
     public func captureLocalChanges() throws -> Int {
+        try documents.writer.write { try capture($0) }
+    }
+
+    /// ``captureLocalChanges()`` without holding the calling thread: the
+    /// writer's queue does the work while the task waits.
+    @discardableResult
+    public func captureLocalChanges() async throws -> Int {
+        try await documents.writer.write { try self.capture($0) }
+    }
+
+    /// The capture, in `db`'s transaction.
+    private func capture(_ db: Database) throws -> Int {
         let documentTables = documents.tables
         let outbox = Self.outbox(documentsName)
         let state = Self.state(documentsName)
-        let tables = tables
-        return try documents.writer.write { db in
+        do {
             guard let last = try Int.fetchOne(db, sql: "SELECT max(seq) FROM \(outbox)") else { return 0 }
             // The remote side's triggers must not write the rows back.
             try db.execute(sql: "UPDATE \(state) SET applying = 1")
@@ -350,9 +361,20 @@ public final class TableSync: Sendable {
     /// after receiving.
     @discardableResult
     public func applyWaitingRows() throws -> Int {
+        try documents.writer.write { try applyWaiting($0) }
+    }
+
+    /// ``applyWaitingRows()`` without holding the calling thread.
+    @discardableResult
+    public func applyWaitingRows() async throws -> Int {
+        try await documents.writer.write { try self.applyWaiting($0) }
+    }
+
+    /// Applies the waiting rows, in `db`'s transaction.
+    private func applyWaiting(_ db: Database) throws -> Int {
         let waiting = Self.waiting(documentsName)
         let docs = documents.tables.docs
-        return try documents.writer.write { db in
+        do {
             var applied = 0
             while true {
                 let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
