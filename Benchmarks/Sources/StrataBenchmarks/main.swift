@@ -141,6 +141,14 @@ if wanted("synced") {
         captures.append(run.capture ?? 0)
     }
     print("insert \(insertRows) rows, synced table ÷ plain table\t\(String(format: "%.2f", median(synced) / median(plain)))\t-")
+    // Issue 35's Note (a 200-character body, a folder id).
+    var plainNotes: [Double] = []
+    var syncedNotes: [Double] = []
+    for _ in 0..<(isQuick ? 1 : 5) {
+        plainNotes.append(try SyncBench.insert(rowCount: insertRows, synced: false, shape: .note).insert)
+        syncedNotes.append(try SyncBench.insert(rowCount: insertRows, synced: true, shape: .note).insert)
+    }
+    print("insert \(insertRows) notes (a 200-character body), synced ÷ plain\t\(String(format: "%.2f", median(syncedNotes) / median(plainNotes)))\t-")
     notes.append("synced table: insert \(String(format: "%.3f", median(plain))) s plain, \(String(format: "%.3f", median(synced))) s synced; "
         + "captureLocalChanges \(String(format: "%.3f", median(captures))) s (\(String(format: "%.0f", Double(insertRows) / median(captures))) rows/s)")
 }
