@@ -134,6 +134,10 @@ public final class TableSync: Sendable {
                 CREATE TABLE IF NOT EXISTS \(Self.waiting(documentsName)) (
                   id TEXT PRIMARY KEY NOT NULL
                 ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS \(Self.bases(documentsName)) (
+                  id TEXT PRIMARY KEY NOT NULL,
+                  rev TEXT
+                ) WITHOUT ROWID;
                 """)
             return try names.map { name in
                 let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(name))
@@ -208,6 +212,10 @@ public final class TableSync: Sendable {
             }
             changes.sort { $0.order < $1.order }
             var edits = try LocalEdits(db, tables: documentTables)
+            let bases = Self.bases(documentsName)
+            for row in try Row.fetchAll(db, sql: "SELECT id, rev FROM \(bases)") {
+                edits.bases[try row[0]] = .some(try row[1])
+            }
             var written = 0
             for change in changes where try edits.write(change) {
                 written += 1
@@ -215,6 +223,16 @@ public final class TableSync: Sendable {
             try edits.finish()
             try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ?", arguments: [last])
             try db.execute(sql: "UPDATE \(state) SET applying = 0")
+            if !edits.bases.isEmpty {
+                try db.execute(sql: "DELETE FROM \(bases)")
+            }
+            if !edits.branched.isEmpty {
+                // A change made on an older revision is a branch of its
+                // own: the row takes the document's winner, whichever
+                // branch that is (the documents' triggers write it).
+                try db.execute(sql: "UPDATE \(documentTables.docs) SET seq = seq WHERE id IN (SELECT value FROM json_each(?))",
+                               arguments: [JSON.array(edits.branched.map(JSON.string)).text])
+            }
             return written
         }
     }
@@ -275,6 +293,12 @@ public final class TableSync: Sendable {
         var seq: Int
         /// Whether `seq` moved since it was last recorded.
         var unrecorded = false
+        /// The documents whose row was changed here on an older revision
+        /// than the winner, and that revision (nil: none), from the
+        /// bases table.
+        var bases: [String: String?] = [:]
+        /// The documents written as a branch of their own.
+        var branched: [String] = []
 
         init(_ db: Database, tables: DocumentTables) throws {
             self.db = db
@@ -298,9 +322,13 @@ public final class TableSync: Sendable {
                 guard live, let rev = change.rev else { return false }
                 var document = body
                 document["_id"] = .string(change.id)
-                document["_rev"] = .string(rev.description)
                 document["_deleted"] = true
-                try general(document)
+                if let base = bases[change.id] {
+                    try branch(document, id: change.id, on: base, attachments: [])
+                } else {
+                    document["_rev"] = .string(rev.description)
+                    try general(document)
+                }
                 return true
             }
             let before = body
@@ -319,7 +347,17 @@ public final class TableSync: Sendable {
             let digests = blobs.map { AttachmentDigest.of($0.data, contentType: TableSync.blobContentType).digest }
             let sameAttachments = stored.list.count == blobs.count && zip(blobs, digests).allSatisfy { stored[$0.name]?.digest == $1 }
             if live, body == before, sameAttachments { return false }
-            if !blobs.isEmpty || !stored.isEmpty {
+            if let base = bases[change.id] {
+                var document = body
+                document["_id"] = .string(change.id)
+                if !blobs.isEmpty {
+                    document["_attachments"] = .object(JSONObject(blobs.map { blob in
+                        (blob.name, ["content_type": .string(TableSync.blobContentType), "data": .string(blob.data.base64EncodedString())])
+                    }))
+                }
+                try branch(document, id: change.id, on: base,
+                           attachments: zip(blobs, digests).map { ($0.name, TableSync.blobContentType, $1) })
+            } else if !blobs.isEmpty || !stored.isEmpty {
                 var document: JSONObject = ["_id": .string(change.id)]
                 if live, let rev = change.rev { document["_rev"] = .string(rev.description) }
                 for (name, value) in body { document[name] = value }
@@ -349,6 +387,26 @@ public final class TableSync: Sendable {
                 try general(document)
             }
             return true
+        }
+
+        /// Writes `document` as a new revision on `base` (nil: a new root)
+        /// although `base` is no longer a leaf: a branch, as a replicated
+        /// revision is, so that it and the revisions that arrived on `base`
+        /// are a conflict, both kept.
+        private mutating func branch(_ document: JSONObject, id: String, on base: String?,
+                                     attachments: [(name: String, contentType: String, digest: String)]) throws {
+            let parent = base.flatMap(Revision.init)
+            let deleted = document["_deleted"]?.boolValue ?? false
+            let members = JSONObject(document.filter { !$0.key.hasPrefix("_") })
+            let rev = Revision(depth: (parent?.depth ?? 0) + 1,
+                               hash: RevisionID.make(deleted: deleted, parent: parent, body: members, attachments: attachments))
+            var revision = document
+            revision["_rev"] = .string(rev.description)
+            revision["_revisions"] = ["start": .int(rev.depth), "ids": .array(([rev.hash] + (parent.map { [$0.hash] } ?? [])).map(JSON.string))]
+            try finish()
+            _ = try tables.write(db, document: revision, newEdits: false)
+            seq = try tables.updateSequence(db)
+            branched.append(id)
         }
 
         /// A write through `DocumentTables.write`, which reads and records
@@ -608,11 +666,9 @@ public final class TableSync: Sendable {
         case .null: return .null
         case .integer(let integer): return .number(String(integer))
         case .real(let real):
-            guard real.isFinite else { return .null }
-            let text = String(real)
-            // "3.0" and "1e+20" stay REAL when read back; Swift's text has
-            // a fraction or an exponent already.
-            return .number(text)
+            // Swift's text has a fraction or an exponent ("3.0", "1e+20"),
+            // so the value is read back as REAL.
+            return real.isFinite ? .number(String(real)) : .null
         case .text(let text): return .string(text)
         case .blob(let data): return .string(data.base64EncodedString())
         }
@@ -625,6 +681,11 @@ public final class TableSync: Sendable {
     static func registry(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_tables") }
     /// The documents whose row waits for a parent row (a foreign key).
     static func waiting(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_waiting") }
+    /// For a row changed here while another device's revision of it
+    /// arrived, before the change was captured: the revision the change was
+    /// made on (null: the document did not exist), which the capture makes
+    /// its parent, so that the two edits are a conflict.
+    static func bases(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_bases") }
 
     /// Whether a column declared `type` has BLOB affinity (SQLite's rules:
     /// no INT, CHAR, CLOB or TEXT in it, and BLOB or nothing).
@@ -722,11 +783,14 @@ public final class TableSync: Sendable {
         }
         let parentsPresent = parentChecks.isEmpty ? "1" : parentChecks.joined(separator: " AND ")
         let waiting = waiting(documentsName)
-        // A row changed here and not yet captured keeps its change: the
-        // capture then writes it on top of the document that just arrived.
+        // A row changed here and not yet captured keeps its change, and the
+        // revision it was made on is noted (in `bases`): the capture writes
+        // the change as a branch from it, a conflict with what arrived.
         let pending = "EXISTS (SELECT 1 FROM \(outbox) WHERE tbl = \(literal) AND key = \(docKey))"
-        let apply = """
+        let bases = bases(documentsName)
+        func apply(base: String) -> String { """
             UPDATE \(state) SET applying = 1, mark = (SELECT ifnull(max(seq), 0) FROM \(outbox));
+            INSERT OR IGNORE INTO \(bases)(id, rev) SELECT NEW.id, \(base) WHERE \(pending);
             DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey)) AND NOT \(pending);
             INSERT INTO \(name)(\(upsertColumns)) SELECT \(upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT \(pending)
               ON CONFLICT(\(conflictTarget)) \(onConflict);
@@ -735,6 +799,7 @@ public final class TableSync: Sendable {
             INSERT OR IGNORE INTO \(waiting)(id) SELECT NEW.id WHERE NOT NEW.deleted AND NOT (\(parentsPresent));
             UPDATE \(state) SET applying = 0;
             """
+        }
         for suffix in ["inserted", "updated", "deleted", "applied_insert", "applied_update"] {
             try db.execute(sql: "DROP TRIGGER IF EXISTS \(trigger(suffix))")
         }
@@ -750,10 +815,10 @@ public final class TableSync: Sendable {
               INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("OLD")));
             END;
             CREATE TRIGGER \(trigger("applied_insert")) AFTER INSERT ON \(docs) WHEN \(isTable) AND \(idle) BEGIN
-            \(apply)
+            \(apply(base: "NULL"))
             END;
             CREATE TRIGGER \(trigger("applied_update")) AFTER UPDATE ON \(docs) WHEN \(isTable) AND \(idle) BEGIN
-            \(apply)
+            \(apply(base: "OLD.rev"))
             END;
             """)
     }
