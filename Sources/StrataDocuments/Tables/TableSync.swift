@@ -788,11 +788,15 @@ public final class TableSync: Sendable {
         // the change as a branch from it, a conflict with what arrived.
         let pending = "EXISTS (SELECT 1 FROM \(outbox) WHERE tbl = \(literal) AND key = \(docKey))"
         let bases = bases(documentsName)
+        // Whether the row is pending, once `pending` was looked at (a scan
+        // of the outbox) and its base noted: a base is noted exactly while
+        // its row's change waits for the capture, which empties both.
+        let noted = "EXISTS (SELECT 1 FROM \(bases) WHERE id = NEW.id)"
         func apply(base: String) -> String { """
             UPDATE \(state) SET applying = 1, mark = (SELECT ifnull(max(seq), 0) FROM \(outbox));
             INSERT OR IGNORE INTO \(bases)(id, rev) SELECT NEW.id, \(base) WHERE \(pending);
-            DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey)) AND NOT \(pending);
-            INSERT INTO \(name)(\(upsertColumns)) SELECT \(upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT \(pending)
+            DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey)) AND NOT \(noted);
+            INSERT INTO \(name)(\(upsertColumns)) SELECT \(upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT \(noted)
               ON CONFLICT(\(conflictTarget)) \(onConflict);
             DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state));
             DELETE FROM \(waiting) WHERE id = NEW.id AND (NEW.deleted OR \(parentsPresent));
