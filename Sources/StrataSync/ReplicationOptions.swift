@@ -11,6 +11,12 @@ public struct ReplicationOptions: Sendable {
     public var createTarget = false
     /// Only some documents.
     public var filter: ReplicationFilter?
+    /// Leave design documents (`_design/…`) where they are: what a store of
+    /// rows (``StrataDocuments/TableSync``) does not use, and a JavaScript
+    /// `validate_doc_update` that would refuse every write on a device
+    /// without a JavaScript runner. A replication that skips them keeps
+    /// checkpoints of its own.
+    public var skipsDesignDocuments = false
     /// Changes read per batch; each batch is written and checkpointed
     /// before the next (PouchDB reads 100, CouchDB 500).
     public var batchSize = 500

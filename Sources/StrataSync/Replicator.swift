@@ -191,7 +191,9 @@ public struct Replicator: Sendable {
             try await source.changes(since: since, limit: options.batchSize, filter: options.filter, wait: wait)
         }
         var asked: [String: [String]] = [:]
-        for change in page.results { asked[change.id, default: []].append(contentsOf: change.changes) }
+        for change in page.results where !(options.skipsDesignDocuments && change.id.hasPrefix("_design/")) {
+            asked[change.id, default: []].append(contentsOf: change.changes)
+        }
         let checked = asked.values.reduce(0) { $0 + $1.count }
         guard !asked.isEmpty else { return Batch(page: page, checked: 0, documents: []) }
         let missing = try await attempt("ask the target which revisions it lacks (_revs_diff)") { try await target.missingRevisions(asked) }
@@ -227,6 +229,7 @@ public struct Replicator: Sendable {
         let sourceName = try await attempt("read the source's identity") { try await source.identity() }
         let targetName = try await attempt("read the target's identity") { try await target.identity() }
         let key = ["strata-replication-1", sourceName, targetName, options.filter?.label ?? ""].joined(separator: "\n")
+            + (options.skipsDesignDocuments ? "\nno design documents" : "")
         return MD5.hex(Array(key.utf8))
     }
 

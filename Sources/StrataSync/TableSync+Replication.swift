@@ -7,6 +7,10 @@ extension TableSync {
     /// in each direction: the changes captured since the last call become
     /// documents, then a push and a pull run together (PouchDB's `sync`).
     /// Rows arriving from `remote` are in the tables when this returns.
+    /// Design documents stay where they are (the server's functions, which
+    /// the tables do not use); the server's validation still applies to
+    /// what is sent, and a refusal is counted in the push's
+    /// `documentWriteFailures`.
     ///
     /// ```swift
     /// let sync = try TableSync(pool, tables: ["notes", "folders"])
@@ -17,6 +21,8 @@ extension TableSync {
     @discardableResult
     public func sync(with remote: any DocumentStore, options: ReplicationOptions = ReplicationOptions()) async throws -> (push: ReplicationProgress, pull: ReplicationProgress) {
         try await captureLocalChanges()
+        var options = options
+        options.skipsDesignDocuments = true
         let done = try await Replicator.sync(documents, remote, options: options)
         try await applyWaitingRows()
         return done
@@ -38,6 +44,7 @@ extension TableSync {
         try await captureLocalChanges()
         var continuous = options
         continuous.continuous = true
+        continuous.skipsDesignDocuments = true
         let options = continuous
         let writer = documents.writer
         try await withThrowingTaskGroup(of: Void.self) { group in

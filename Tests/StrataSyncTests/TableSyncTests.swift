@@ -120,6 +120,63 @@ import Testing
         #expect(Set([winner["body"], loser["body"]]) == ["alice's plan", "bob's plan"])
     }
 
+    /// The server's validation applies to a row as to any write: a refused
+    /// row is counted, stays on its device, and the others sync.
+    @Test func theServersValidationRefusesARow() async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        try await remote.put(["_id": "_design/rules", "validate_doc_update": """
+            function(newDoc) { if (newDoc['$table'] === 'notes' && !newDoc._deleted && newDoc.title === '') throw({forbidden: 'a note needs a title'}); }
+            """])
+        let alice = try Device(rows: "INSERT INTO notes VALUES ('ok', 'Titled', NULL, NULL, NULL), ('bad', '', NULL, NULL, NULL)")
+        let bob = try Device()
+        let (push, _) = try await alice.sync.sync(with: remote)
+        #expect(push.documentWriteFailures == 1 && push.documentsWritten == 1)
+        // The design document stays on the server: on Bob's device, which
+        // runs no JavaScript, its validator would refuse every row.
+        let (_, bobPull) = try await bob.sync.sync(with: remote)
+        #expect(bobPull.documentWriteFailures == 0)
+        #expect(try bob.rows() == ["'ok'|'Titled'|NULL|NULL|NULL"])
+        #expect(throws: DocumentError.self) { try bob.sync.documents.document(id: "_design/rules") }
+        #expect(try alice.rows().count == 2)
+        // Given a title, it is a new revision the server takes.
+        try alice.execute("UPDATE notes SET title = 'Now titled' WHERE id = 'bad'")
+        try await alice.sync.sync(with: remote)
+        try await bob.sync.sync(with: remote)
+        #expect(try bob.rows() == ["'bad'|'Now titled'|NULL|NULL|NULL", "'ok'|'Titled'|NULL|NULL|NULL"])
+    }
+
+    /// Three devices editing offline (new rows, one row edited on all
+    /// three, a deletion) converge through the server, and a merge on one
+    /// of them settles the conflict everywhere.
+    @Test func threeDevicesConverge() async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        let devices = [try Device(rows: "INSERT INTO notes VALUES ('shared', 'Plan', 'draft', 0, 1.0), ('gone', 'x', NULL, NULL, NULL)"),
+                       try Device(), try Device()]
+        for device in devices { try await device.sync.sync(with: remote) }
+        for device in devices { try await device.sync.sync(with: remote) }
+        try devices[0].execute("UPDATE notes SET title = 'Plan A' WHERE id = 'shared'; INSERT INTO notes VALUES ('a', 'from 0', NULL, NULL, NULL)")
+        try devices[1].execute("UPDATE notes SET body = 'final' WHERE id = 'shared'; DELETE FROM notes WHERE id = 'gone'")
+        try devices[2].execute("UPDATE notes SET pinned = 1 WHERE id = 'shared'; INSERT INTO notes VALUES ('c', 'from 2', NULL, NULL, NULL)")
+        for _ in 0..<2 {
+            for device in devices { try await device.sync.sync(with: remote) }
+        }
+        let rows = try devices[0].rows()
+        for device in devices.dropFirst() { #expect(try device.rows() == rows) }
+        #expect(rows.map { $0.split(separator: "|")[0] } == ["'a'", "'c'", "'shared'"])
+        #expect(try devices[0].sync.conflicts(in: "notes").first?.losers.count == 2)
+        // Each device changed another column of the shared row: a merge keeps all three.
+        #expect(try devices[1].sync.resolveConflicts(in: "notes", using: .mergeColumns()) == 1)
+        for _ in 0..<2 {
+            for device in devices { try await device.sync.sync(with: remote) }
+        }
+        for device in devices {
+            #expect(try device.rows().last == "'shared'|'Plan A'|'final'|1|1.0")
+            #expect(try device.sync.conflicts(in: "notes").isEmpty)
+        }
+    }
+
     /// Two devices with one row edited on both, synced: the row conflicted
     /// on both.
     func conflicted(alice aliceEdit: String, bob bobEdit: String) async throws -> (RunningServer, RemoteDatabase, Device, Device) {
