@@ -12,7 +12,7 @@ public struct ReplicationOptions: Sendable {
     /// Only some documents.
     public var filter: ReplicationFilter?
     /// Leave design documents (`_design/…`) where they are: what a store of
-    /// rows (``StrataDocuments/TableSync``) does not use, and a JavaScript
+    /// rows (StrataDocuments' `TableSync`) does not use, and a JavaScript
     /// `validate_doc_update` that would refuse every write on a device
     /// without a JavaScript runner. A replication that skips them keeps
     /// checkpoints of its own.

@@ -34,7 +34,7 @@ import Strata
 /// **Local writes** are captured by triggers, in the transaction of the row
 /// change, whatever made it (records, typed queries, raw SQL, another
 /// process on the file): each change enters an outbox table, and
-/// ``captureLocalChanges()`` turns the outbox into document revisions in
+/// `captureLocalChanges()` turns the outbox into document revisions in
 /// one transaction. A crash between the two loses nothing: the outbox is
 /// read on the next call.
 ///
@@ -172,7 +172,7 @@ public final class TableSync: Sendable {
         try documents.writer.write { try capture($0) }
     }
 
-    /// ``captureLocalChanges()`` without holding the calling thread: the
+    /// `captureLocalChanges()` without holding the calling thread: the
     /// writer's queue does the work while the task waits.
     @discardableResult
     public func captureLocalChanges() async throws -> Int {
@@ -434,7 +434,7 @@ public final class TableSync: Sendable {
         try documents.writer.write { try applyWaiting($0) }
     }
 
-    /// ``applyWaitingRows()`` without holding the calling thread.
+    /// `applyWaitingRows()` without holding the calling thread.
     @discardableResult
     public func applyWaitingRows() async throws -> Int {
         try await documents.writer.write { try self.applyWaiting($0) }
