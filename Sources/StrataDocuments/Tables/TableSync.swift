@@ -187,54 +187,52 @@ public final class TableSync: Sendable {
         let documentTables = documents.tables
         let outbox = Self.outbox(documentsName)
         let state = Self.state(documentsName)
-        do {
-            guard let last = try Int.fetchOne(db, sql: "SELECT max(seq) FROM \(outbox)") else { return 0 }
-            // A large capture (a first sync) writes more pages than the
-            // default cache holds, which SQLite would spill and read back:
-            // up to 32 MB of cache while it runs (1.8 times as fast at
-            // 50,000 rows), given back after.
-            let cache = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
-            let first = try Int.fetchOne(db, sql: "SELECT min(seq) FROM \(outbox)") ?? last
-            let large = last - first > 2_000 && (cache > 0 ? cache * 4 : -cache) < Self.captureCacheKiB
-            if large { try db.execute(sql: "PRAGMA cache_size = -\(Self.captureCacheKiB)") }
-            defer { if large { try? db.execute(sql: "PRAGMA cache_size = \(cache)") } }
-            // The remote side's triggers must not write the rows back.
-            try db.execute(sql: "UPDATE \(state) SET applying = 1")
-            // Each row once, with its document, in the order of its last
-            // change: a parent made before its child is sent before it.
-            var changes: [Change] = []
-            for table in tables {
-                let rows = try Row.fetchCursor(db, sql: Self.changesSQL(table, outbox: outbox, docs: documentTables.docs),
-                                               arguments: [table.name, last, table.name + ":"])
-                while let row = try rows.next() {
-                    changes.append(try Change(row, table: table))
-                }
+        guard let last = try Int.fetchOne(db, sql: "SELECT max(seq) FROM \(outbox)") else { return 0 }
+        // A large capture (a first sync) writes more pages than the
+        // default cache holds, which SQLite would spill and read back:
+        // up to 32 MB of cache while it runs (1.8 times as fast at
+        // 50,000 rows), given back after.
+        let cache = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2000
+        let first = try Int.fetchOne(db, sql: "SELECT min(seq) FROM \(outbox)") ?? last
+        let large = last - first > 2_000 && (cache > 0 ? cache * 4 : -cache) < Self.captureCacheKiB
+        if large { try db.execute(sql: "PRAGMA cache_size = -\(Self.captureCacheKiB)") }
+        defer { if large { try? db.execute(sql: "PRAGMA cache_size = \(cache)") } }
+        // The remote side's triggers must not write the rows back.
+        try db.execute(sql: "UPDATE \(state) SET applying = 1")
+        // Each row once, with its document, in the order of its last
+        // change: a parent made before its child is sent before it.
+        var changes: [Change] = []
+        for table in tables {
+            let rows = try Row.fetchCursor(db, sql: Self.changesSQL(table, outbox: outbox, docs: documentTables.docs),
+                                           arguments: [table.name, last, table.name + ":"])
+            while let row = try rows.next() {
+                changes.append(try Change(row, table: table))
             }
-            changes.sort { $0.order < $1.order }
-            var edits = try LocalEdits(db, tables: documentTables)
-            let bases = Self.bases(documentsName)
-            for row in try Row.fetchAll(db, sql: "SELECT id, rev FROM \(bases)") {
-                edits.bases[try row[0]] = .some(try row[1])
-            }
-            var written = 0
-            for change in changes where try edits.write(change) {
-                written += 1
-            }
-            try edits.finish()
-            try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ?", arguments: [last])
-            try db.execute(sql: "UPDATE \(state) SET applying = 0")
-            if !edits.bases.isEmpty {
-                try db.execute(sql: "DELETE FROM \(bases)")
-            }
-            if !edits.branched.isEmpty {
-                // A change made on an older revision is a branch of its
-                // own: the row takes the document's winner, whichever
-                // branch that is (the documents' triggers write it).
-                try db.execute(sql: "UPDATE \(documentTables.docs) SET seq = seq WHERE id IN (SELECT value FROM json_each(?))",
-                               arguments: [JSON.array(edits.branched.map(JSON.string)).text])
-            }
-            return written
         }
+        changes.sort { $0.order < $1.order }
+        var edits = try LocalEdits(db, tables: documentTables)
+        let bases = Self.bases(documentsName)
+        for row in try Row.fetchAll(db, sql: "SELECT id, rev FROM \(bases)") {
+            edits.bases[try row[0]] = .some(try row[1])
+        }
+        var written = 0
+        for change in changes where try edits.write(change) {
+            written += 1
+        }
+        try edits.finish()
+        try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ?", arguments: [last])
+        try db.execute(sql: "UPDATE \(state) SET applying = 0")
+        if !edits.bases.isEmpty {
+            try db.execute(sql: "DELETE FROM \(bases)")
+        }
+        if !edits.branched.isEmpty {
+            // A change made on an older revision is a branch of its
+            // own: the row takes the document's winner, whichever
+            // branch that is (the documents' triggers write it).
+            try db.execute(sql: "UPDATE \(documentTables.docs) SET seq = seq WHERE id IN (SELECT value FROM json_each(?))",
+                           arguments: [JSON.array(edits.branched.map(JSON.string)).text])
+        }
+        return written
     }
 
     /// The changed rows of `table` in the outbox up to `?2`, each once: the
@@ -350,43 +348,37 @@ public final class TableSync: Sendable {
             if let base = bases[change.id] {
                 var document = body
                 document["_id"] = .string(change.id)
-                if !blobs.isEmpty {
-                    document["_attachments"] = .object(JSONObject(blobs.map { blob in
-                        (blob.name, ["content_type": .string(TableSync.blobContentType), "data": .string(blob.data.base64EncodedString())])
-                    }))
-                }
+                if !blobs.isEmpty { document["_attachments"] = Self.attachments(blobs, digests, stubbing: StoredAttachments()) }
                 try branch(document, id: change.id, on: base,
                            attachments: zip(blobs, digests).map { ($0.name, TableSync.blobContentType, $1) })
-            } else if !blobs.isEmpty || !stored.isEmpty {
-                var document: JSONObject = ["_id": .string(change.id)]
-                if live, let rev = change.rev { document["_rev"] = .string(rev.description) }
-                for (name, value) in body { document[name] = value }
-                if !blobs.isEmpty {
-                    // An unchanged one is a stub: it keeps its revpos, and
-                    // replication does not send it again.
-                    document["_attachments"] = .object(JSONObject(zip(blobs, digests).map { blob, digest in
-                        (blob.name, stored[blob.name]?.digest == digest ? ["stub": true]
-                            : ["content_type": .string(TableSync.blobContentType), "data": .string(blob.data.base64EncodedString())])
-                    }))
-                }
-                try general(document)
-            } else if change.rev == nil {
+            } else if blobs.isEmpty, stored.isEmpty, change.rev == nil {
                 seq += 1
                 unrecorded = true
                 _ = try tables.createDocument(db, id: change.id, body: body, seq: seq)
-            } else if live, change.leaves == 1, let parent = change.rev {
+            } else if blobs.isEmpty, stored.isEmpty, live, change.leaves == 1, let parent = change.rev {
                 seq += 1
                 unrecorded = true
                 _ = try tables.appendRevision(db, id: change.id, parent: parent, body: body, seq: seq, revsLimit: revsLimit)
             } else {
-                var document: JSONObject = ["_id": .string(change.id)]
+                var document = body
+                document["_id"] = .string(change.id)
                 // A row made again after its document was deleted starts
                 // the document anew (CouchDB's way: no `_rev`).
                 if live, let rev = change.rev { document["_rev"] = .string(rev.description) }
-                for (name, value) in body { document[name] = value }
+                if !blobs.isEmpty { document["_attachments"] = Self.attachments(blobs, digests, stubbing: stored) }
                 try general(document)
             }
             return true
+        }
+
+        /// The `_attachments` of a row's BLOBs: each its bytes, or a stub
+        /// where `stored` has the same digest (it keeps its revpos, and
+        /// replication does not send it again).
+        static func attachments(_ blobs: [(name: String, data: Data)], _ digests: [String], stubbing stored: StoredAttachments) -> JSON {
+            .object(JSONObject(zip(blobs, digests).map { blob, digest in
+                (blob.name, stored[blob.name]?.digest == digest ? ["stub": true]
+                    : ["content_type": .string(TableSync.blobContentType), "data": .string(blob.data.base64EncodedString())])
+            }))
         }
 
         /// Writes `document` as a new revision on `base` (nil: a new root)
@@ -444,25 +436,27 @@ public final class TableSync: Sendable {
     private func applyWaiting(_ db: Database) throws -> Int {
         let waiting = Self.waiting(documentsName)
         let docs = documents.tables.docs
-        do {
-            var applied = 0
-            while true {
-                let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
-                guard before > 0 else { return applied }
-                // Touching the document runs its triggers again.
-                try db.execute(sql: "UPDATE \(docs) SET seq = seq WHERE id IN (SELECT id FROM \(waiting))")
-                let after = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
-                guard after < before else { return applied }
-                applied += before - after
-            }
+        var applied = 0
+        while true {
+            let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
+            guard before > 0 else { return applied }
+            // Touching the document runs its triggers again.
+            try db.execute(sql: "UPDATE \(docs) SET seq = seq WHERE id IN (SELECT id FROM \(waiting))")
+            let after = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
+            guard after < before else { return applied }
+            applied += before - after
         }
     }
 
     /// The number of rows, in all the synced tables, that wait for a
     /// parent row (see ``waitingRows(in:)``).
     public func waitingRowCount() throws -> Int {
-        let waiting = Self.waiting(documentsName)
-        return try documents.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0 }
+        try documents.writer.read { db in try waitingRowCount(db) }
+    }
+
+    /// The number of rows that wait for a parent row, read on `db`.
+    public func waitingRowCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(Self.waiting(documentsName))") ?? 0
     }
 
     /// The keys of `table`'s rows that arrived before a row they refer to
