@@ -31,7 +31,7 @@ extension TableSync {
     /// Syncs with `remote` until cancelled: every local commit that changes
     /// a synced table becomes documents and is sent, and every remote change
     /// is received and applied, as it happens. Writes by another process on
-    /// the file are picked up within a quarter of a second. Throws
+    /// the file are picked up within a twentieth of a second. Throws
     /// `CancellationError` when its task is cancelled, or the first
     /// replication error.
     ///
@@ -40,6 +40,10 @@ extension TableSync {
     /// // … the app reads and writes its tables …
     /// syncing.cancel()
     /// ```
+    /// How often ``run(with:options:)`` looks for commits by other
+    /// processes.
+    static let lookInterval = Duration.milliseconds(50)
+
     public func run(with remote: any DocumentStore, options: ReplicationOptions = ReplicationOptions()) async throws {
         try await captureLocalChanges()
         var continuous = options
@@ -57,13 +61,17 @@ extension TableSync {
                 }
             }
             // Other processes' commits, which no observation of this one
-            // sees: the outbox is looked at four times a second (a count of
-            // a small table).
+            // sees: the outbox and the waiting rows are looked at twenty
+            // times a second (two counts of tables that are all but empty,
+            // on a reader: the writer is not held).
             group.addTask {
                 while true {
-                    try await Task.sleep(for: .milliseconds(250))
-                    if try self.pendingChangeCount() > 0 { try await self.captureLocalChanges() }
-                    if try self.waitingRowCount() > 0 { try await self.applyWaitingRows() }
+                    try await Task.sleep(for: Self.lookInterval)
+                    let (pending, waiting) = try await writer.read { db in
+                        (try self.pendingChangeCount(db), try self.waitingRowCount(db))
+                    }
+                    if pending > 0 { try await self.captureLocalChanges() }
+                    if waiting > 0 { try await self.applyWaitingRows() }
                 }
             }
             // The first to end (by an error, or cancelled) ends them all.
