@@ -44,6 +44,20 @@ import Testing
         }
     }
 
+    /// A device file made by `schema`, syncing `table`.
+    static func device(_ schema: String, syncing table: String) throws -> (DatabasePool, TableSync) {
+        let pool = try DatabasePool(path: try makeTemporaryPath())
+        try pool.write { try $0.execute(sql: schema) }
+        return (pool, try TableSync(pool, tables: [table]))
+    }
+
+    /// The rows `sql` reads, a line each, their values joined by `|`.
+    static func lines(_ pool: DatabasePool, _ sql: String) throws -> [String] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: sql).map { $0.databaseValues.map(\.description).joined(separator: "|") }
+        }
+    }
+
     func server() async throws -> (RunningServer, RemoteDatabase) {
         let server = try await RunningServer.start()
         let remote = try server.client().database("notes")
@@ -442,19 +456,11 @@ import Testing
         let schema = """
             CREATE TABLE favorites(user TEXT NOT NULL, book_id INTEGER NOT NULL, note TEXT, PRIMARY KEY (user, book_id)) WITHOUT ROWID
             """
-        func device() throws -> (DatabasePool, TableSync) {
-            let pool = try DatabasePool(path: try makeTemporaryPath())
-            try pool.write { try $0.execute(sql: schema) }
-            return (pool, try TableSync(pool, tables: ["favorites"]))
-        }
         func rows(_ pool: DatabasePool) throws -> [String] {
-            try pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT user, book_id, typeof(book_id), note FROM favorites ORDER BY user, book_id")
-                    .map { $0.databaseValues.map(\.description).joined(separator: "|") }
-            }
+            try Self.lines(pool, "SELECT user, book_id, typeof(book_id), note FROM favorites ORDER BY user, book_id")
         }
-        let (alice, aliceSync) = try device()
-        let (bob, bobSync) = try device()
+        let (alice, aliceSync) = try Self.device(schema, syncing: "favorites")
+        let (bob, bobSync) = try Self.device(schema, syncing: "favorites")
         try await alice.write { try $0.execute(sql: "INSERT INTO favorites VALUES ('ann', 12, 'reread'), ('ann', 7, NULL)") }
         try await bob.write { try $0.execute(sql: "INSERT INTO favorites VALUES ('ann', 99, NULL)") }
         try await aliceSync.sync(with: remote)
@@ -477,19 +483,12 @@ import Testing
     @Test func blobColumnsSyncAsAttachments() async throws {
         let (server, remote) = try await server()
         defer { server.stop() }
-        func device() throws -> (DatabasePool, TableSync) {
-            let pool = try DatabasePool(path: try makeTemporaryPath())
-            try pool.write { try $0.execute(sql: "CREATE TABLE photos(id TEXT PRIMARY KEY NOT NULL, caption TEXT, image BLOB, thumbnail)") }
-            return (pool, try TableSync(pool, tables: ["photos"]))
-        }
+        let schema = "CREATE TABLE photos(id TEXT PRIMARY KEY NOT NULL, caption TEXT, image BLOB, thumbnail)"
         func rows(_ pool: DatabasePool) throws -> [String] {
-            try pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT id, caption, typeof(image), hex(image), typeof(thumbnail), hex(thumbnail) FROM photos ORDER BY id")
-                    .map { $0.databaseValues.map(\.description).joined(separator: "|") }
-            }
+            try Self.lines(pool, "SELECT id, caption, typeof(image), hex(image), typeof(thumbnail), hex(thumbnail) FROM photos ORDER BY id")
         }
-        let (alice, aliceSync) = try device()
-        let (bob, bobSync) = try device()
+        let (alice, aliceSync) = try Self.device(schema, syncing: "photos")
+        let (bob, bobSync) = try Self.device(schema, syncing: "photos")
         let image = Data([0x89, 0x50, 0x4E, 0x47, 0x00, 0x0A, 0xFF, 0x00])
         try await alice.write { try $0.execute(sql: "INSERT INTO photos VALUES ('p', 'Beach', ?, x'00')", arguments: [image]) }
         try await aliceSync.sync(with: remote)
