@@ -54,8 +54,6 @@ let package = Package(
         // Without its default ConfigurationSupport trait (swift-configuration
         // and swift-system, which Strata does not use, are not built).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: ["FullFoundation"]),
-        // The server's PBKDF2 for passwords (Hummingbird's graph builds it already).
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
         // The server's gzip request bodies (ibmcloudant sends them); zlib underneath.
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         // Already in the server's graph; the documents tests gzip bodies with it.
@@ -116,6 +114,9 @@ let package = Package(
         // JavaScript for a DocumentDatabase: apart from the server, since it
         // starts processes (iOS has no Foundation.Process).
         .target(name: "StrataQueryServers", dependencies: ["Strata", "StrataDocuments"]),
+        // SHA-1, SHA-256 and PBKDF2 for the server's passwords, in plain C:
+        // a crypto library would compile a copy of BoringSSL into every build.
+        .target(name: "CStrataDigest"),
         // CouchDB's HTTP API over a folder of document databases.
         .target(
             name: "StrataServer",
@@ -125,8 +126,7 @@ let package = Package(
                 "StrataQueryServers",
                 "StrataSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                "CStrataDigest",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -178,13 +178,11 @@ let package = Package(
             path: "Tests/StrataServerTestHelpers",
             resources: [.copy("Resources")]
         ),
-        // CouchDB's HTTP API (`strata serve`) over real HTTP on loopback,
-        // and in process without a socket (HummingbirdTesting's router setup).
+        // CouchDB's HTTP API (`strata serve`) over real HTTP on loopback.
         .testTarget(
             name: "StrataServerTests",
             dependencies: [
                 "Strata", "StrataDocuments", "StrataServer", "StrataServerTestHelpers", "StrataTestHelpers",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]

@@ -153,8 +153,7 @@ public final class CouchServer: Sendable {
 @available(macOS 14, iOS 17, tvOS 17, *)
 extension CouchServer {
     /// The server as a Hummingbird application, not yet running: ``run``
-    /// runs it on a socket; tests can also run it in process, without one
-    /// (HummingbirdTesting's `.router` setup).
+    /// runs it on a socket.
     package func makeApplication(
         host: String = "127.0.0.1", port: Int = 5984, onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {

@@ -1,7 +1,6 @@
 import CompressNIO
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import NIOCore
 import StrataDocuments
 @testable import StrataServer
@@ -40,7 +39,7 @@ import Testing
     /// Finding 2 of MEASURED-DIFFERENCES.md "c": CouchDB's push stored gzip
     /// bytes as a text attachment's content.
     @Test func aGzipEncodedPushIsStoredAsTheOriginalBytes() async throws {
-        try await RouteTableTests.withServer { (client: InProcessClient) async throws in
+        try await RouteTableTests.withServer { (client: RawHTTPClient) async throws in
             #expect(try await client.send(.put, "/db", admin: true).status == .created)
             let text = "inline from couchdb\n"
             let gzipped = try Self.zlib(text)
@@ -63,7 +62,7 @@ import Testing
     }
 
     @Test func whatCannotBeDecodedOrDoesNotMatchItsDigestIsRefused() async throws {
-        try await RouteTableTests.withServer { (client: InProcessClient) async throws in
+        try await RouteTableTests.withServer { (client: RawHTTPClient) async throws in
             #expect(try await client.send(.put, "/db", admin: true).status == .created)
             var gzipped = try Self.zlib("some text that will be damaged")
             let digest = Self.md5(gzipped)
@@ -85,7 +84,7 @@ import Testing
     /// multipart/mixed` and no `attachments=true`, and needs every
     /// attachment its target lacks as a part of its own.
     @Test func openRevisionsAnswerTheAttachmentsATargetLacks() async throws {
-        try await RouteTableTests.withServer { (client: InProcessClient) async throws in
+        try await RouteTableTests.withServer { (client: RawHTTPClient) async throws in
             #expect(try await client.send(.put, "/db", admin: true).status == .created)
             let first = try await client.send(.put, "/db/s-att/note.txt", body: "a note\n", contentType: "text/plain").json?["rev"]?.stringValue ?? ""
             let second = try await client.send(.put, "/db/s-att/big.bin?rev=\(first)", body: String(repeating: "x", count: 3000), contentType: "application/octet-stream")

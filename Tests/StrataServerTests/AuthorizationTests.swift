@@ -1,3 +1,4 @@
+import CStrataDigest
 import CompressNIO
 import Foundation
 import NIOCore
@@ -17,6 +18,46 @@ import Testing
         #expect(derived == "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc49ca9cccf179b645991664b39d77ef317c71b845b1e30bd509112041d3a19783")
         // RFC 6070 (PBKDF2-HMAC-SHA1), the hash of older CouchDB user documents.
         #expect(PasswordHash.derive("password", salt: "salt", iterations: 2, function: .sha1, length: 20).hexString == "ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957")
+    }
+
+    /// The server's own SHA-1, SHA-256, HMAC and PBKDF2 (CStrataDigest)
+    /// against the standards' vectors: FIPS 180's messages (empty, one
+    /// block, two, a million bytes fed across block edges), RFC 4231 and
+    /// RFC 2202's keys longer than a block, RFC 6070's output longer than a
+    /// digest, and RFC 7914's 80,000 rounds.
+    @Test func digestsMatchTheStandardsVectors() {
+        func sha1(_ bytes: [UInt8]) -> String {
+            var out = [UInt8](repeating: 0, count: 20)
+            strata_sha1(bytes, bytes.count, &out)
+            return out.hexString
+        }
+        func hmac(_ function: strata_digest_function, _ key: [UInt8], _ message: String) -> String {
+            var out = [UInt8](repeating: 0, count: function == STRATA_DIGEST_SHA1 ? 20 : 32)
+            let bytes = Array(message.utf8)
+            strata_hmac(function, key, key.count, bytes, bytes.count, &out)
+            return out.hexString
+        }
+        let twoBlocks = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        let million = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
+        #expect(PasswordHash.sha256([]).hexString == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(PasswordHash.sha256(Array("abc".utf8)).hexString == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(PasswordHash.sha256(twoBlocks).hexString == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(PasswordHash.sha256(million).hexString == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(sha1([]) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        #expect(sha1(Array("abc".utf8)) == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(sha1(twoBlocks) == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+        #expect(sha1(million) == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
+        #expect(hmac(STRATA_DIGEST_SHA256, [UInt8](repeating: 0x0b, count: 20), "Hi There") == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+        let longerThanABlock = "Test Using Larger Than Block-Size Key - Hash Key First"
+        #expect(hmac(STRATA_DIGEST_SHA256, [UInt8](repeating: 0xaa, count: 131), longerThanABlock) == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        #expect(hmac(STRATA_DIGEST_SHA1, [UInt8](repeating: 0xaa, count: 80), longerThanABlock) == "aa4ae5e15272d00e95705637ce8a3b55ed402112")
+        #expect(PasswordHash.derive("password", salt: "salt", iterations: 4096, function: .sha1, length: 20).hexString == "4b007901b765489abead49d926f721d065a429c1")
+        #expect(PasswordHash.derive("passwordPASSWORDpassword", salt: "saltSALTsaltSALTsaltSALTsaltSALTsalt", iterations: 4096, function: .sha1, length: 25).hexString
+                == "3d2eec4fe41c849b80c8d83662c0e44a8b291a964cf2f07038")
+        #expect(PasswordHash.derive("Password", salt: "NaCl", iterations: 80_000, function: .sha256, length: 64).hexString
+                == "4ddcd8f60b98be21830cee5ef22701f9641a4418d04c0414aeff08876b34ab56a1d425a1225833549adb841b51c9b3176a272bdebba1d078478f62b397f33c8d")
+        // No rounds is no key, never an empty derivation taken for a match.
+        #expect(PasswordHash.derive("pw", salt: "s", iterations: 0, function: .sha256, length: 32).isEmpty)
     }
 
     @Test func hashesReadBackAndCheckPasswords() throws {

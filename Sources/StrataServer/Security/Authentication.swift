@@ -1,8 +1,6 @@
-import Crypto
 import Foundation
 import Strata
 import StrataDocuments
-import _CryptoExtras
 
 /// Who is asking, as CouchDB's `userCtx`: a name (nil for anonymous) and roles.
 struct UserContext: Sendable, Equatable {
@@ -153,7 +151,7 @@ final class Authenticator: Sendable {
             _ = try await self.hash { [decoy] in decoy.matches(password) }
             return nil
         }
-        let proof = Array(SHA256.hash(data: Array((hash.salt + "\u{0}" + password).utf8)))
+        let proof = PasswordHash.sha256(Array((hash.salt + "\u{0}" + password).utf8))
         if let known = verified.withLock({ $0[key] }), known.hash == hash {
             return constantTimeEqual(known.proof, proof) ? user : nil
         }

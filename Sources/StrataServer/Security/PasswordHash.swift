@@ -1,7 +1,6 @@
-import Crypto
+import CStrataDigest
 import Foundation
 import StrataDocuments
-import _CryptoExtras
 
 /// A password kept the way CouchDB keeps it: PBKDF2 with a random salt, never
 /// the password itself.
@@ -77,11 +76,18 @@ struct PasswordHash: Sendable, Equatable {
     }
 
     static func derive(_ password: String, salt: String, iterations: Int, function: Function, length: Int) -> [UInt8] {
-        let key = try? KDF.Insecure.PBKDF2.deriveKey(
-            from: Array(password.utf8), salt: Array(salt.utf8),
-            using: function == .sha256 ? .sha256 : .insecureSHA1,
-            outputByteCount: length, unsafeUncheckedRounds: iterations
-        )
-        return key.map { $0.withUnsafeBytes { Array($0) } } ?? []
+        guard iterations > 0, iterations <= Int(UInt32.max), length > 0 else { return [] }
+        let password = Array(password.utf8), salt = Array(salt.utf8)
+        var key = [UInt8](repeating: 0, count: length)
+        let status = strata_pbkdf2(function == .sha256 ? STRATA_DIGEST_SHA256 : STRATA_DIGEST_SHA1,
+                                   password, password.count, salt, salt.count, UInt32(iterations), &key, length)
+        return status == 0 ? key : []
+    }
+
+    /// SHA-256 of `bytes`.
+    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        strata_sha256(bytes, bytes.count, &digest)
+        return digest
     }
 }
