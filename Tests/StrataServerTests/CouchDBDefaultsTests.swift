@@ -100,26 +100,42 @@ import Testing
         #expect(refused == 401)
         #expect(token(cleared) == "")
 
-        let short = try await RunningServer.start(configure: { $0.sessionTimeout = .seconds(2) })
+        // A timeout short enough to watch it end; what must hold while a
+        // cookie lives is only asserted when the request was answered
+        // within its life (a machine stalled past it proves nothing).
+        let timeout = Duration.seconds(10)
+        let short = try await RunningServer.start(configure: { $0.sessionTimeout = timeout })
         defer { short.stop() }
+        let signedInAt = ContinuousClock.now
         let (_, _, signedIn) = try await short.sendWithHeaders("POST", "/_session", json: #"{"name":"admin","password":"secret"}"#)
         let first = try #require(token(signedIn))
-        #expect(signedIn["set-cookie"]?.contains("Max-Age=2") == true)
+        #expect(signedIn["set-cookie"]?.contains("Max-Age=10") == true)
         func name(_ token: String) async throws -> (JSON?, String?) {
             let (_, body, headers) = try await short.sendWithHeaders("GET", "/_session", headers: ["Cookie": "AuthSession=\(token)"])
             return (body?["userCtx"]?["name"], self.token(headers))
         }
-        #expect(try await name(first).0 == "admin")
+        let (firstUser, _) = try await name(first)
+        if ContinuousClock.now - signedInAt < timeout { #expect(firstUser == "admin") }
         // Past a tenth of its life, a request that uses it gets a new one.
         var refreshed: String?
-        #expect(try await eventually {
+        var refreshedAt = ContinuousClock.now
+        var answeredInItsLife = 0
+        _ = try await eventually {
+            refreshedAt = ContinuousClock.now
             let (user, next) = try await name(first)
-            refreshed = next
-            return user == "admin" && next != nil
-        })
-        let second = try #require(refreshed)
-        #expect(second != first)
-        #expect(try await name(second).0 == "admin")
+            guard ContinuousClock.now - signedInAt < timeout else { return true }
+            answeredInItsLife += 1
+            if user == "admin", let next { refreshed = next }
+            return refreshed != nil
+        }
+        // Only a machine too slow to ask a few times in ten seconds may
+        // see no refresh.
+        #expect(refreshed != nil || answeredInItsLife < 5, "no new cookie after \(answeredInItsLife) requests")
+        if let second = refreshed {
+            #expect(second != first)
+            let (secondUser, _) = try await name(second)
+            if ContinuousClock.now - refreshedAt < timeout { #expect(secondUser == "admin") }
+        }
         // Unused, a cookie ends with its timeout.
         #expect(try await eventually { try await name(first).0 == .null })
     }
