@@ -35,6 +35,14 @@ public final class CouchClient: Sendable {
     /// The credentials sent.
     public let authentication: RemoteAuthentication
     let session: URLSession
+    #if os(Linux)
+    /// Plain `http://` without a proxy: HTTP/1.1 on sockets of its own
+    /// (`PlainHTTPTransport` says why); nil for the rest, which `session`
+    /// sends.
+    let plain: PlainHTTPTransport?
+    #endif
+    /// The time an answer may take, unless a request says otherwise.
+    let timeout: TimeInterval
     /// The `AuthSession` cookie.
     private let cookieJar = Locked<String?>(nil)
     private let requestObserver = Locked<(@Sendable (String) -> Void)?>(nil)
@@ -69,6 +77,10 @@ public final class CouchClient: Sendable {
         configuration.httpMaximumConnectionsPerHost = 8
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         session = URLSession(configuration: configuration)
+        self.timeout = timeout
+        #if os(Linux)
+        plain = PlainHTTPTransport.serves(root) ? PlainHTTPTransport(host: root.host ?? "localhost", port: root.port) : nil
+        #endif
     }
 
     /// A database on this server (nothing is sent until it is used).
@@ -150,12 +162,12 @@ public final class CouchClient: Sendable {
         case .cookie:
             if let cookie = try await sessionCookie(renew: false) { request.setValue(cookie, forHTTPHeaderField: "Cookie") }
         }
-        var answer = try await perform(request)
+        var answer = try await perform(request, timeout: timeout)
         if answer.status == 401, case .cookie = authentication, segments != ["_session"] {
             // The server forgot the session (a restart, an expiry): sign in again once.
             if let cookie = try await sessionCookie(renew: true) {
                 request.setValue(cookie, forHTTPHeaderField: "Cookie")
-                answer = try await perform(request)
+                answer = try await perform(request, timeout: timeout)
             }
         }
         return answer
@@ -168,11 +180,25 @@ public final class CouchClient: Sendable {
         requestObserver.value = observer
     }
 
-    private func perform(_ request: URLRequest) async throws -> Answer {
+    private func perform(_ request: URLRequest, timeout: TimeInterval? = nil) async throws -> Answer {
         if let observe = requestObserver.value, let url = request.url {
             let query = url.query.map { "?" + $0 } ?? ""
             observe("\(request.httpMethod ?? "GET") \(url.path)\(query)")
         }
+        #if os(Linux)
+        if let plain, let url = request.url, let parts = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            let path = parts.percentEncodedPath.isEmpty ? "/" : parts.percentEncodedPath
+            let target = parts.percentEncodedQuery.map { path + "?" + $0 } ?? path
+            var headers: [(String, String)] = [("User-Agent", "Strata")]
+            for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.append((name, value)) }
+            do {
+                return try await plain.request(method: request.httpMethod ?? "GET", target: target, headers: headers,
+                                               body: request.httpBody, timeout: timeout ?? self.timeout)
+            } catch let error as RemoteError {
+                throw RemoteError(status: 0, error: "network_error", reason: "\(request.httpMethod ?? "GET") \(url.absoluteString): \(error.reason)")
+            }
+        }
+        #endif
         let data: Data
         let response: URLResponse
         do {
