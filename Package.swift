@@ -16,7 +16,7 @@ func example(_ name: String, also: [Target.Dependency] = [], exclude: [String] =
 /// `StrataDocuments` with their in-process tests, and no other package.
 /// `.ci/sanitize` sets STRATA_CORE_ONLY for AddressSanitizer's run: nearly
 /// all of Strata's unsafe pointer code is in those two libraries, and the
-/// run skips building SwiftNIO, Hummingbird and BoringSSL again.
+/// run skips building SwiftNIO and Hummingbird again.
 let coreOnly = Context.environment["STRATA_CORE_ONLY"] != nil
 
 /// Whether the `@Record` macro is built. `.ci/sanitize` sets
