@@ -66,7 +66,7 @@ final class PlainHTTPTransport: Sendable {
                 let thread = Thread { [self] in
                     continuation.resume(with: Result { try self.attempt(request, head: method == "HEAD", timeout: timeout, exchange: exchange) })
                 }
-                thread.stackSize = 256 * 1024
+                thread.stackSize = 1 << 20
                 thread.start()
             }
         } onCancel: {
