@@ -107,7 +107,9 @@ final class PlainHTTPTransport: Sendable {
             if exchange.end() || !keep { close(socket) } else { giveBack(socket) }
         }
         setTimeout(socket, timeout)
-        var reader = Reader(socket: socket)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
+        defer { chunk.deallocate() }
+        var reader = Reader(socket: socket, chunk: chunk)
         do {
             try writeAll(socket, request)
             let answer = try reader.answer(head: head)
@@ -168,8 +170,9 @@ final class PlainHTTPTransport: Sendable {
         var sent = 0
         while sent < bytes.count {
             let count = bytes.withUnsafeBytes { send(socket, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw Reader.Failure(reason: "could not send the request (\(String(cString: strerror(errno))))", beforeAnswer: true) }
+            let failure = errno
+            if count < 0 && failure == EINTR { continue }
+            guard count > 0 else { throw Reader.Failure(reason: "could not send the request (\(String(cString: strerror(failure))))", beforeAnswer: true) }
             sent += count
         }
     }
@@ -228,12 +231,20 @@ final class PlainHTTPTransport: Sendable {
         }
 
         let socket: Int32
+        /// Where each read lands before it joins `buffer`: raw memory, so
+        /// that a read neither allocates nor fills bytes it then drops (in
+        /// a debug build, appending 64 KB of zeros element by element cost
+        /// more than the request).
+        let chunk: UnsafeMutableRawBufferPointer
         var buffer: [UInt8] = []
         var start = 0
         var received = 0
         var ended = false
 
-        init(socket: Int32) { self.socket = socket }
+        init(socket: Int32, chunk: UnsafeMutableRawBufferPointer) {
+            self.socket = socket
+            self.chunk = chunk
+        }
 
         /// Reads more bytes into the buffer; false at the end of the stream.
         mutating func fill() throws -> Bool {
@@ -241,21 +252,22 @@ final class PlainHTTPTransport: Sendable {
                 buffer.removeSubrange(0..<start)
                 start = 0
             }
-            let old = buffer.count
-            buffer.append(contentsOf: repeatElement(0, count: 65_536))
             while true {
-                let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress! + old, 65_536, 0) }
-                if count < 0 && errno == EINTR { continue }
+                let count = recv(socket, chunk.baseAddress!, chunk.count, 0)
+                let failure = errno
+                if count < 0 && failure == EINTR { continue }
                 if count < 0 {
-                    buffer.removeLast(65_536)
-                    let timedOut = errno == EAGAIN || errno == EWOULDBLOCK
-                    throw Failure(reason: timedOut ? "no answer within the time limit" : "the connection failed (\(String(cString: strerror(errno))))",
+                    let timedOut = failure == EAGAIN || failure == EWOULDBLOCK
+                    throw Failure(reason: timedOut ? "no answer within the time limit" : "the connection failed (\(String(cString: strerror(failure))))",
                                   beforeAnswer: !timedOut)
                 }
-                buffer.removeLast(65_536 - count)
+                if count == 0 {
+                    ended = true
+                    return false
+                }
+                buffer.append(contentsOf: UnsafeBufferPointer(start: chunk.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
                 received += count
-                if count == 0 { ended = true }
-                return count > 0
+                return true
             }
         }
 
