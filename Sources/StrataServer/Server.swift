@@ -94,6 +94,9 @@ public final class CouchServer: Sendable {
                                       lockout: configuration.lockout) { name in
             try? registry.database(DatabaseRegistry.usersDatabase).document(id: "org.couchdb.user:" + name)
         }
+        // Hashed from these passwords a moment ago: their first sign-in
+        // need not derive the key again.
+        for (name, password) in configuration.admins { authenticator.rememberAdminPassword(name: name, password: password) }
         let uuidFile = dataDirectory.appendingPathComponent("server.uuid")
         if let existing = try? String(contentsOf: uuidFile, encoding: .utf8), existing.count == 32 {
             uuid = existing

@@ -38,6 +38,11 @@ int strata_pbkdf2(strata_digest_function function, const uint8_t *password, size
                   const uint8_t *salt, size_t salt_length, uint32_t iterations,
                   uint8_t *out, size_t out_length);
 
+/// Whether SHA-256 may use the processor's SHA extensions where it has them
+/// (x86-64): on by default. The tests turn them off to check the portable
+/// code on the same machine.
+void strata_digest_use_extensions(int enabled);
+
 #ifdef __cplusplus
 }
 #endif

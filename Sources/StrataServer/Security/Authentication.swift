@@ -70,7 +70,19 @@ final class Authenticator: Sendable {
         self.maximumIterations = maximumIterations
         self.lockout = lockout
         self.userDocument = userDocument
-        decoy = PasswordHash(password: UUID().uuidString, iterations: iterations)
+        // Only its cost matters (a missing name takes as long as a wrong
+        // password): a random key, never derived, matches no password.
+        decoy = PasswordHash(randomKeyWithIterations: iterations)
+    }
+
+    /// Remembers that `password` is the admin `name`'s, as a sign-in that
+    /// succeeded would: an admin given in plain text (the command line, an
+    /// ini file) was just hashed from it, and its first sign-in need not
+    /// derive the key again.
+    func rememberAdminPassword(name: String, password: String) {
+        guard let hash = admins.withLock({ $0[name] }) else { return }
+        let proof = PasswordHash.sha256(Array((hash.salt + "\u{0}" + password).utf8))
+        verified.withLock { $0["admin:" + name] = (hash, proof) }
     }
 
     var hasAdmins: Bool { admins.withLock { !$0.isEmpty } }

@@ -24,6 +24,16 @@ struct PasswordHash: Sendable, Equatable {
         self.derivedKey = PasswordHash.derive(password, salt: salt, iterations: iterations, function: function, length: function == .sha1 ? 20 : 32).hexString
     }
 
+    /// A hash of no known password, made without deriving anything: a
+    /// random salt and key, with `iterations` rounds to cost whoever
+    /// checks a password against it.
+    init(randomKeyWithIterations iterations: Int) {
+        self.function = .sha256
+        self.salt = (0..<16).map { _ in UInt8.random(in: 0...255) }.hexString
+        self.iterations = iterations
+        self.derivedKey = (0..<32).map { _ in UInt8.random(in: 0...255) }.hexString
+    }
+
     /// The hash in a `_users` document, or nil when it holds none.
     init?(userDocument doc: JSONObject) {
         guard doc["password_scheme"]?.stringValue == "pbkdf2",
