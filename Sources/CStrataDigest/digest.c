@@ -167,9 +167,13 @@ static void hash_start(hash_context *context, strata_digest_function function) {
     else memcpy(context->state, sha256_initial, sizeof sha256_initial);
 }
 
+static void hash_compress_words(strata_digest_function function, uint32_t words[8], const uint8_t block[64]) {
+    if (function == STRATA_DIGEST_SHA1) sha1_compress(words, block);
+    else sha256_compress(words, block);
+}
+
 static void hash_compress(hash_context *context, const uint8_t block[64]) {
-    if (context->function == STRATA_DIGEST_SHA1) sha1_compress(context->state, block);
-    else sha256_compress(context->state, block);
+    hash_compress_words(context->function, context->state, block);
 }
 
 static void hash_add(hash_context *context, const uint8_t *data, size_t length) {
@@ -276,11 +280,6 @@ static void pad_single_block(uint8_t block[64], size_t length) {
     block[length] = 0x80;
     uint64_t bits = (uint64_t)(64 + length) * 8;
     for (int i = 0; i < 8; i++) block[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
-}
-
-static void hash_compress_words(strata_digest_function function, uint32_t words[8], const uint8_t block[64]) {
-    if (function == STRATA_DIGEST_SHA1) sha1_compress(words, block);
-    else sha256_compress(words, block);
 }
 
 int strata_pbkdf2(strata_digest_function function, const uint8_t *password, size_t password_length,

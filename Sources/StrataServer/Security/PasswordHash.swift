@@ -17,9 +17,8 @@ struct PasswordHash: Sendable, Equatable {
 
     /// Hashes `password` with a new random salt.
     init(password: String, iterations: Int, function: Function = .sha256) {
-        let saltBytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
         self.function = function
-        self.salt = saltBytes.hexString
+        self.salt = Self.randomHex(16)
         self.iterations = iterations
         self.derivedKey = PasswordHash.derive(password, salt: salt, iterations: iterations, function: function, length: function == .sha1 ? 20 : 32).hexString
     }
@@ -29,9 +28,14 @@ struct PasswordHash: Sendable, Equatable {
     /// checks a password against it.
     init(randomKeyWithIterations iterations: Int) {
         self.function = .sha256
-        self.salt = (0..<16).map { _ in UInt8.random(in: 0...255) }.hexString
+        self.salt = Self.randomHex(16)
         self.iterations = iterations
-        self.derivedKey = (0..<32).map { _ in UInt8.random(in: 0...255) }.hexString
+        self.derivedKey = Self.randomHex(32)
+    }
+
+    /// `count` random bytes as hex text.
+    private static func randomHex(_ count: Int) -> String {
+        (0..<count).map { _ in UInt8.random(in: 0...255) }.hexString
     }
 
     /// The hash in a `_users` document, or nil when it holds none.
