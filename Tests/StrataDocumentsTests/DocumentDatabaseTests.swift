@@ -404,6 +404,34 @@ func obj(_ text: String) throws -> JSONObject {
         #expect(try db.info().documentCount == 3)
     }
 
+    /// A batch shares one savepoint; a document refused after it wrote
+    /// something (an attachment's content stored, then a stub that names
+    /// nothing) sends the batch again with a savepoint a document.
+    @Test func aDocumentRefusedAfterWritingLeavesNothingOfIt() throws {
+        let db = try makeDocuments()
+        try db.put(obj(#"{"_id":"taken"}"#))
+        let content = Data("kept only if written".utf8).base64EncodedString()
+        let refused = try obj(#"{"_id":"half","_attachments":{"a.txt":{"content_type":"text/plain","data":"\#(content)"},"b.txt":{"stub":true}}}"#)
+        let blobs = { try db.writer.read { try Int.fetchOne($0, sql: #"SELECT count(*) FROM "couch_attachments""#) } }
+        let results = try db.bulkPut([try obj(#"{"_id":"first"}"#), try obj(#"{"_id":"taken"}"#), refused, try obj(#"{"_id":"last"}"#)])
+        #expect(results.map { (try? $0.get()) != nil } == [true, false, false, true])
+        if case .failure(let e) = results[1] { #expect(e.kind == .conflict) }
+        if case .failure(let e) = results[2] { #expect(e.kind == .badRequest && e.reason.contains("stub")) }
+        #expect(try blobs() == 0)
+        #expect(throws: DocumentError.self) { try db.document(id: "half") }
+        #expect(try db.document(id: "first")["_rev"] == results[0].map { .string($0.rev) }.get())
+        #expect(try db.info().documentCount == 3)
+        // The same in a group of writers (a server's concurrent requests).
+        let grouped = try db.putEach([(try obj(#"{"_id":"g1"}"#), true, nil), (refused, true, nil), (try obj(#"{"_id":"taken"}"#), true, nil), (try obj(#"{"_id":"g2"}"#), true, nil)])
+        #expect(grouped.map { (try? $0.get()) != nil } == [true, false, false, true])
+        #expect(try blobs() == 0)
+        #expect(try db.info().documentCount == 5)
+        // All or nothing: nothing of the batch.
+        #expect(throws: DocumentError.self) { try db.bulkPut([try obj(#"{"_id":"n1"}"#), refused], allOrNothing: true) }
+        #expect(try db.info().documentCount == 5)
+        #expect(try blobs() == 0)
+    }
+
     struct Vote: Document, Equatable {
         var _id: String
         var _rev: String?

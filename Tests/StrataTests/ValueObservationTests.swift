@@ -34,6 +34,26 @@ import Testing
         #expect(try await iterator.next() == ["a", "b", "d"])  // one value for one transaction
     }
 
+    /// `INSERT … RETURNING` read for its one row (``Row/fetchOne(_:sql:arguments:)``)
+    /// makes its changes on that first step: observers hear of them when
+    /// the statement is reset, without a step to its end. A WITHOUT ROWID
+    /// table has no row events, so only the statement can tell.
+    @Test func seesAWriteReadThroughReturning() async throws {
+        let queue = try DatabaseQueue(path: try makeTemporaryPath())
+        try await queue.write { db in
+            try db.execute(sql: "CREATE TABLE counters(name TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID")
+        }
+        let counter = ValueObservation { db in try Int.fetchOne(db, sql: "SELECT n FROM counters WHERE name = 'a'") }
+        var iterator = counter.values(in: queue).makeAsyncIterator()
+        #expect(try await iterator.next() == .some(nil))
+        let bump = "INSERT INTO counters VALUES ('a', 1) ON CONFLICT(name) DO UPDATE SET n = n + 1 RETURNING n"
+        // In a transaction, and outside one (the statement commits as it is reset).
+        #expect(try await queue.write { db in try Int.fetchOne(db, sql: bump) } == 1)
+        #expect(try await iterator.next() == 1)
+        #expect(try await queue.writeWithoutTransaction { db in try Int.fetchOne(db, sql: bump) } == 2)
+        #expect(try await iterator.next() == 2)
+    }
+
     @Test func ignoresOtherTablesEqualValuesAndRollbacks() async throws {
         let queue = try makeQueue()
         let log = ValueLog<[String]>()

@@ -91,7 +91,21 @@ public final class Database {
         try? close()
     }
 
+    /// Statement journals kept in memory up to 4 MiB (SQLite's default
+    /// spills them to a temporary file past 64 KiB). Inside a transaction,
+    /// SQLite copies each page a statement with triggers or several writes
+    /// changes into that journal, so that the statement alone can be undone:
+    /// an insert firing triggers on a few tables and indexes copies ten to
+    /// twenty pages, and a replication of 100,000 documents wrote gigabytes
+    /// to a temporary file through the kernel. Set once for the process,
+    /// before SQLite is first used; when something else initialized SQLite
+    /// before, its setting stays.
+    private static let statementJournalsInMemory: Void = {
+        _ = strata_sqlite3_config_statement_journal_spill(4 << 20)
+    }()
+
     private static func openConnection(location: DatabaseLocation, configuration: Configuration) throws -> OpaquePointer {
+        _ = statementJournalsInMemory
         var flags = SQLITE_OPEN_NOMUTEX
         if configuration.isReadOnly {
             flags |= SQLITE_OPEN_READONLY

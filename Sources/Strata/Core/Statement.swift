@@ -304,6 +304,7 @@ public final class Statement {
     /// observers), the error otherwise.
     @usableFromInline
     func stepEnded(_ code: Int32) throws -> Bool {
+        liveState.pointee.runEnded = true
         guard code == SQLITE_DONE else { throw stepFailure(code) }
         if connectionState.transactionTracker != nil { didFinish() }
         return false
@@ -358,7 +359,17 @@ public final class Statement {
     @usableFromInline
     func resetQuietly() {
         liveState.pointee.generation &+= 1
+        // Stopped after a row: the writes it made are done (SQLite makes all
+        // of a RETURNING statement's changes on its first step).
+        if !liveState.pointee.isReset, !liveState.pointee.runEnded, !writtenTables.isEmpty,
+           connectionState.transactionTracker != nil {
+            sqlite3_reset(sqliteStatement)
+            liveState.pointee.isReset = true
+            didFinish()
+            return
+        }
         liveState.pointee.isReset = true
+        liveState.pointee.runEnded = false
         sqlite3_reset(sqliteStatement)
     }
 
@@ -436,6 +447,11 @@ struct LiveStatementState {
     /// new run then needs no second `sqlite3_reset`.
     @usableFromInline
     var isReset = true
+    /// Whether the current run ended (done, or failed) before a reset: a
+    /// reset of a run that did not tells observers of its writes (an
+    /// `INSERT … RETURNING` read for its first row made all its changes).
+    @usableFromInline
+    var runEnded = false
     /// Where the next name lookup is expected to land: rows are usually read
     /// column after column, so the name at this index is tried first.
     @usableFromInline

@@ -128,17 +128,11 @@ public final class DocumentDatabase: Sendable {
         let pass = ValidationPass()
         for verdict in checked { if let id = verdict.document["_id"]?.stringValue { pass.checked[id] = verdict } }
         let validations = writes.map { validation($0.userContext, pass: pass) }
+        let documents = writes.map { DocumentDatabase.withID($0.document) }
         return try writer.write { db in
-            try zip(writes, validations).map { write, validation in
-                do {
-                    return .success(try db.savepoint {
-                        let document = DocumentDatabase.withID(write.document)
-                        try validation(db, document)
-                        return try tables.write(db, document: document, newEdits: write.newEdits)
-                    })
-                } catch let error as DocumentError {
-                    return .failure(error)
-                }
+            try DocumentTables.eachIsolated(db, writes.count, allOrNothing: false) { i in
+                try validations[i](db, documents[i])
+                return try tables.write(db, document: documents[i], newEdits: writes[i].newEdits)
             }
         }
     }

@@ -121,6 +121,20 @@ struct DocumentTables: Sendable {
         try meta(db, "update_seq")?.intValue ?? 0
     }
 
+    /// Takes the next update sequence (recording it) and reads `revs_limit`,
+    /// in one statement: a document write needs both.
+    func nextSequenceAndRevsLimit(_ db: Database) throws -> (seq: Int, revsLimit: Int) {
+        let row = try Row.fetchOne(db, sql: """
+            INSERT INTO \(meta)(key, value) VALUES ('update_seq', '1')
+            ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)
+            RETURNING CAST(value AS INTEGER), (SELECT value FROM \(meta) WHERE key = 'revs_limit')
+            """)
+        guard let row, let seq = try row[0] as Int? else { throw DocumentError(.internalError, "the update sequence could not be read") }
+        let limitText: String? = try row[1]
+        let revsLimit = try limitText.flatMap { try JSON(parsing: $0).intValue } ?? 1000
+        return (seq, revsLimit)
+    }
+
     // MARK: trees
 
     func loadTree(_ db: Database, id: String) throws -> RevisionTree {
@@ -225,20 +239,56 @@ struct DocumentTables: Sendable {
 
     func bulkWrite(_ db: Database, documents: [JSONObject], newEdits: Bool, allOrNothing: Bool,
                    validation: (@Sendable (Database, JSONObject) throws -> Void)? = nil) throws -> [Result<DocumentWriteResult, DocumentError>] {
-        var results: [Result<DocumentWriteResult, DocumentError>] = []
-        for document in documents {
-            do {
-                let r = try db.savepoint {
-                    try validation?(db, document)
-                    return try write(db, document: document, newEdits: newEdits)
-                }
-                results.append(.success(r))
-            } catch let error as DocumentError {
-                if allOrNothing { throw error }
-                results.append(.failure(error))
-            }
+        try DocumentTables.eachIsolated(db, documents.count, allOrNothing: allOrNothing) { i in
+            try validation?(db, documents[i])
+            return try write(db, document: documents[i], newEdits: newEdits)
         }
-        return results
+    }
+
+    private struct RefusedAfterWriting: Error {}
+
+    /// Runs `write(0)`, `write(1)`, … `write(count - 1)` in the open
+    /// transaction, each with its own result: a ``DocumentError`` from one
+    /// leaves nothing of it written and the others go on (with
+    /// `allOrNothing`, it is thrown and nothing of any is written).
+    ///
+    /// The writes share one savepoint rather than opening and releasing one
+    /// each (two statements a document, and as many resets of SQLite's
+    /// statement journal). Almost every refused write is refused before it
+    /// changes a row (a conflict, a bad revision, a validation); when one
+    /// is refused after (SQLite's count of changed rows moved), the batch
+    /// is rolled back and written again with a savepoint per write.
+    static func eachIsolated<T>(_ db: Database, _ count: Int, allOrNothing: Bool,
+                                _ write: (Int) throws -> T) throws -> [Result<T, DocumentError>] {
+        do {
+            return try db.savepoint {
+                var results: [Result<T, DocumentError>] = []
+                results.reserveCapacity(count)
+                for i in 0..<count {
+                    let changed = db.totalChangesCount
+                    do {
+                        results.append(.success(try write(i)))
+                    } catch let error as DocumentError {
+                        guard db.totalChangesCount == changed else { throw RefusedAfterWriting() }
+                        if allOrNothing { throw error }
+                        results.append(.failure(error))
+                    }
+                }
+                return results
+            }
+        } catch is RefusedAfterWriting {
+            var results: [Result<T, DocumentError>] = []
+            results.reserveCapacity(count)
+            for i in 0..<count {
+                do {
+                    results.append(.success(try db.savepoint { try write(i) }))
+                } catch let error as DocumentError {
+                    if allOrNothing { throw error }
+                    results.append(.failure(error))
+                }
+            }
+            return results
+        }
     }
 
     /// Writes one document; must run inside a transaction.
@@ -327,9 +377,7 @@ struct DocumentTables: Sendable {
               let parent = Revision(revText), parent.depth > 0,
               parent.hash.utf8.count != 32 || parent.hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
         else { return nil }
-        let limit = try meta(db, "revs_limit")?.intValue ?? 1000
-        let seq = try updateSequence(db) + 1
-        try setMeta(db, "update_seq", .int(seq))
+        let (seq, limit) = try nextSequenceAndRevsLimit(db)
         let newRev = try appendRevision(db, id: id, parent: parent, body: body, seq: seq, revsLimit: limit)
         return DocumentWriteResult(id: id, rev: newRev.description)
     }
@@ -401,11 +449,9 @@ struct DocumentTables: Sendable {
     }
 
     private func finishWrite(_ db: Database, id: String, tree: inout RevisionTree, added: [Revision], newest: Revision, body: JSONObject, attachments: StoredAttachments?, deleted: Bool) throws {
-        let limit = try meta(db, "revs_limit")?.intValue ?? 1000
+        let (seq, limit) = try nextSequenceAndRevsLimit(db)
         // A tree no larger than the limit has no path longer than it.
         let removed = tree.nodes.count > limit ? tree.stem(limit: limit) : []
-        let seq = try updateSequence(db) + 1
-        try setMeta(db, "update_seq", .int(seq))
         let bodyText = JSON.object(body).text
         let attachmentsText = attachments?.text
         for rev in added.reversed() where tree.contains(rev) {
