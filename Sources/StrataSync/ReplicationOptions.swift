@@ -17,9 +17,17 @@ public struct ReplicationOptions: Sendable {
     /// without a JavaScript runner. A replication that skips them keeps
     /// checkpoints of its own.
     public var skipsDesignDocuments = false
-    /// Changes read per batch; each batch is written and checkpointed
-    /// before the next (PouchDB reads 100, CouchDB 500).
+    /// Changes read per batch; each batch is written before the next
+    /// (PouchDB reads 100, CouchDB 500).
     public var batchSize = 500
+    /// How often progress is checkpointed while batches flow: a batch
+    /// written at least this long after the last checkpoint saves one, and
+    /// so does catching up and the end of a one-shot run. A replication
+    /// stopped between checkpoints reads those changes again when it
+    /// resumes and writes nothing twice (the target has their revisions).
+    /// Zero checkpoints every batch. CouchDB's `checkpoint_interval`
+    /// (30 s there).
+    public var checkpointInterval: Duration = .seconds(5)
     /// How long a continuous replication's longpoll waits before asking
     /// again (PouchDB's live sync: 10 s).
     public var heartbeat: Duration = .seconds(10)

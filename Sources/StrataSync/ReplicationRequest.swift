@@ -26,6 +26,15 @@ package struct ReplicationRequest: Sendable {
         }
         options.continuous = body["continuous"]?.boolValue ?? false
         options.createTarget = body["create_target"]?.boolValue ?? false
+        // CouchDB's names, in milliseconds and documents.
+        if let value = body["checkpoint_interval"] {
+            guard let ms = value.intValue, ms >= 0 else { throw DocumentError(.badRequest, "`checkpoint_interval` must be a number of milliseconds") }
+            options.checkpointInterval = .milliseconds(ms)
+        }
+        if let value = body["worker_batch_size"] {
+            guard let size = value.intValue, size > 0 else { throw DocumentError(.badRequest, "`worker_batch_size` must be a positive number") }
+            options.batchSize = size
+        }
         if let ids = body["doc_ids"] {
             guard let list = ids.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else { throw DocumentError(.badRequest, "`doc_ids` should be a list of strings") }
             options.filter = .documentIDs(list.compactMap(\.stringValue))

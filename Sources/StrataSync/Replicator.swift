@@ -125,6 +125,10 @@ public struct Replicator: Sendable {
         // Those are dropped, not written and counted twice.
         var batch = try await fetch(since: progress.lastSequence, wait: nil, from: source, to: target)
         var justWritten: Set<RevisionKey> = []
+        let clock = ContinuousClock()
+        var lastCheckpoint = clock.now
+        // Progress written but not yet checkpointed.
+        var unsaved = false
         while true {
             if !justWritten.isEmpty {
                 batch.documents.removeAll { justWritten.contains(RevisionKey($0)) }
@@ -136,9 +140,14 @@ public struct Replicator: Sendable {
                 let moved = progress.lastSequence != batch.page.lastSeq
                 progress.lastSequence = batch.page.lastSeq
                 if !options.continuous {
-                    if moved { try await saveCheckpoints() }
+                    if moved || unsaved { try await saveCheckpoints() }
                     report?(progress)
                     return progress
+                }
+                if unsaved {
+                    try await saveCheckpoints()
+                    unsaved = false
+                    lastCheckpoint = clock.now
                 }
                 report?(progress)
                 // Nothing is being written while this one is fetched.
@@ -159,7 +168,13 @@ public struct Replicator: Sendable {
             progress.lastSequence = batch.page.lastSeq
             progress.pending = batch.page.pending
             progress.caughtUp = batch.page.pending == 0
-            try await saveCheckpoints()
+            if progress.caughtUp || clock.now - lastCheckpoint >= options.checkpointInterval {
+                try await saveCheckpoints()
+                unsaved = false
+                lastCheckpoint = clock.now
+            } else {
+                unsaved = true
+            }
             report?(progress)
             batch = try await next
         }

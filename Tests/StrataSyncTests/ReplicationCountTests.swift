@@ -43,6 +43,30 @@ import Testing
     }
 }
 
+/// Checkpoints while batches flow come at `checkpointInterval`, and always
+/// when the replication catches up: a long interval saves one at the end,
+/// zero saves one a batch, and a run after either starts where it ended.
+@Suite struct CheckpointIntervalTests {
+    @Test func checkpointsAtTheIntervalAndWhenCaughtUp() async throws {
+        let source = try DocumentDatabase(path: makeTemporaryPath("source.sqlite"))
+        for result in try await source.bulkPut((0..<50).map { ["_id": .string("d\($0)"), "n": .int($0)] }) { _ = try result.get() }
+        for (interval, saves) in [(Duration.seconds(3600), 1), (.zero, 10)] {
+            let target = try DocumentDatabase(path: makeTemporaryPath("target.sqlite"))
+            var options = ReplicationOptions(batchSize: 5)
+            options.checkpointInterval = interval
+            let targetPeer = HeldPeer(StorePeer(store: target))
+            let first = try await Replicator(source: source, target: target, options: options,
+                                             sourcePeer: StorePeer(store: source), targetPeer: targetPeer).run()
+            #expect(first.documentsWritten == 50)
+            #expect(await targetPeer.count("write") == 10)
+            #expect(await targetPeer.count("saveCheckpoint") == saves, "checkpoint interval \(interval)")
+            let again = try await Replicator(source: source, target: target, options: options).run()
+            #expect(again.revisionsChecked == 0)
+            #expect(try await target.info().documentCount == 50)
+        }
+    }
+}
+
 /// A peer whose steps a test can hold or act in, numbered from 1.
 struct HeldPeer: ReplicationPeer {
     let inner: any ReplicationPeer
@@ -80,7 +104,12 @@ struct HeldPeer: ReplicationPeer {
         return try await inner.write(documents)
     }
     func checkpoint(_ id: String) async throws -> JSONObject? { try await inner.checkpoint(id) }
-    func saveCheckpoint(_ id: String, _ document: JSONObject) async throws { try await inner.saveCheckpoint(id, document) }
+    func saveCheckpoint(_ id: String, _ document: JSONObject) async throws {
+        _ = await calls.next("saveCheckpoint")
+        try await inner.saveCheckpoint(id, document)
+    }
+    /// How many times `step` ran.
+    func count(_ step: String) async -> Int { await calls.count(step) }
     func ensureFullCommit() async throws { try await inner.ensureFullCommit() }
 }
 
@@ -90,6 +119,7 @@ actor Calls {
         counts[step, default: 0] += 1
         return counts[step]!
     }
+    func count(_ step: String) -> Int { counts[step, default: 0] }
 }
 
 /// Opened once; waiters resume then, or when their limit passes.

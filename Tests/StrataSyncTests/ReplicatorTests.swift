@@ -300,7 +300,7 @@ import Testing
         sourceURL.user = "admin"
         sourceURL.password = "secret"
         sourceURL.path = "/big"
-        process.arguments = ["replicate", sourceURL.url!.absoluteString, path, "--batch-size", "100"]
+        process.arguments = ["replicate", sourceURL.url!.absoluteString, path, "--batch-size", "100", "--checkpoint-interval", "0"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

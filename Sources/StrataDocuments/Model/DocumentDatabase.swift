@@ -179,9 +179,11 @@ public final class DocumentDatabase: Sendable {
     public func openRevisions(_ requests: [(id: String, revisions: [String]?)], options: DocumentReadOptions = DocumentReadOptions()) throws -> [Result<[OpenRevision], DocumentError>] {
         let tables = self.tables
         return try writer.read { db in
-            try requests.map { request in
+            // Read once for the batch, not once a document.
+            let revsLimit = options.revs || options.revsInfo ? try tables.meta(db, "revs_limit")?.intValue ?? 1000 : nil
+            return try requests.map { request in
                 do {
-                    return .success(try tables.openRevisions(db, id: request.id, revisions: request.revisions, options: options))
+                    return .success(try tables.openRevisions(db, id: request.id, revisions: request.revisions, options: options, revsLimit: revsLimit))
                 } catch let error as DocumentError {
                     return .failure(error)
                 }

@@ -701,7 +701,10 @@ struct DocumentTables: Sendable {
         return doc
     }
 
-    func assemble(_ db: Database, id: String, rev: Revision, tree: RevisionTree, options: DocumentReadOptions) throws -> JSONObject {
+    /// - Parameter revsLimit: `revs_limit`, when the caller read it for many
+    ///   documents (read here otherwise, when `_revisions` or `_revs_info`
+    ///   is asked for).
+    func assemble(_ db: Database, id: String, rev: Revision, tree: RevisionTree, options: DocumentReadOptions, revsLimit: Int? = nil) throws -> JSONObject {
         guard let row = try Row.fetchOne(db, sql: "SELECT body, attachments, deleted, seq FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description]),
               let bodyText = try row[0] as String?
         else { throw DocumentError.missing }
@@ -722,7 +725,7 @@ struct DocumentTables: Sendable {
             if !c.isEmpty { doc["_deleted_conflicts"] = .array(c.map { .string($0.description) }) }
         }
         if options.localSequence, let seq = try row[3] as Int? { doc["_local_seq"] = .int(seq) }
-        let limit = options.revs || options.revsInfo ? try meta(db, "revs_limit")?.intValue ?? 1000 : 0
+        let limit = options.revs || options.revsInfo ? try revsLimit ?? meta(db, "revs_limit")?.intValue ?? 1000 : 0
         if options.revs {
             let path = tree.ancestry(of: rev).prefix(limit)
             doc["_revisions"] = .object(["start": .int(rev.depth), "ids": .array(path.map { .string($0.hash) })])
@@ -737,7 +740,7 @@ struct DocumentTables: Sendable {
         return doc
     }
 
-    func openRevisions(_ db: Database, id: String, revisions: [String]?, options: DocumentReadOptions) throws -> [OpenRevision] {
+    func openRevisions(_ db: Database, id: String, revisions: [String]?, options: DocumentReadOptions, revsLimit: Int? = nil) throws -> [OpenRevision] {
         let tree = try loadTree(db, id: id)
         var options = options
         options.rev = nil
@@ -747,7 +750,7 @@ struct DocumentTables: Sendable {
                 guard var r = Revision(text) else { out.append(.missing(text)); continue }
                 if options.latest, let leaf = latestLeaf(tree, from: r) { r = leaf }
                 if tree[r]?.hasBody == true {
-                    out.append(.ok(try assemble(db, id: id, rev: r, tree: tree, options: options)))
+                    out.append(.ok(try assemble(db, id: id, rev: r, tree: tree, options: options, revsLimit: revsLimit)))
                 } else {
                     out.append(.missing(text))
                 }
@@ -755,7 +758,7 @@ struct DocumentTables: Sendable {
             return out
         }
         if tree.isEmpty { throw DocumentError.missing }
-        return try tree.leaves.sorted { $0.revision < $1.revision }.map { .ok(try assemble(db, id: id, rev: $0.revision, tree: tree, options: options)) }
+        return try tree.leaves.sorted { $0.revision < $1.revision }.map { .ok(try assemble(db, id: id, rev: $0.revision, tree: tree, options: options, revsLimit: revsLimit)) }
     }
 
     func info(_ db: Database) throws -> DocumentDatabaseInfo {
