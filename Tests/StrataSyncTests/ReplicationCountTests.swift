@@ -65,6 +65,19 @@ import Testing
             #expect(try await target.info().documentCount == 50)
         }
     }
+
+    /// `POST /_replicate` takes CouchDB's names for both, and refuses what
+    /// is not a count.
+    @Test func aReplicationRequestTakesCouchDBsOptions() throws {
+        let request = try ReplicationRequest(["source": "a", "target": "b", "checkpoint_interval": 250, "worker_batch_size": 2000])
+        #expect(request.options.checkpointInterval == .milliseconds(250))
+        #expect(request.options.batchSize == 2000)
+        let plain = try ReplicationRequest(["source": "a", "target": "b"])
+        #expect(plain.options.checkpointInterval == .seconds(5))
+        #expect(plain.options.batchSize == 500)
+        #expect(throws: DocumentError.self) { try ReplicationRequest(["source": "a", "target": "b", "checkpoint_interval": "soon"]) }
+        #expect(throws: DocumentError.self) { try ReplicationRequest(["source": "a", "target": "b", "worker_batch_size": 0]) }
+    }
 }
 
 /// A peer whose steps a test can hold or act in, numbered from 1.

@@ -150,6 +150,41 @@ struct DocumentTables: Sendable {
         return RevisionTree(nodes)
     }
 
+    /// The stored form of one revision, as ``assemble(_:id:rev:tree:options:revsLimit:stored:)``
+    /// reads it.
+    struct StoredRevision {
+        var rev: Revision
+        var body: String
+        var attachments: String?
+        var deleted: Bool
+        var seq: Int?
+    }
+
+    /// ``loadTree(_:id:)`` and, in the same query, the winning revision's
+    /// stored body (from the documents table): what a read of the latest
+    /// revision needs, without a second query for the body.
+    func loadTreeAndWinner(_ db: Database, id: String) throws -> (RevisionTree, StoredRevision?) {
+        let rows = try Row.fetchAll(db, sql: """
+            SELECT r.rev, r.parent, r.deleted, r.body IS NOT NULL, r.rev = d.rev,
+                   CASE WHEN r.rev = d.rev THEN r.body END, CASE WHEN r.rev = d.rev THEN r.attachments END, r.seq
+            FROM \(docs) d JOIN \(revs) r ON r.doc = d.id WHERE d.id = ?
+            """, arguments: [id])
+        var nodes: [RevisionTree.Node] = []
+        nodes.reserveCapacity(rows.count)
+        var winner: StoredRevision?
+        for row in rows {
+            let revText: String = try row[0]
+            let parentText: String? = try row[1]
+            guard let rev = Revision(revText) else { continue }
+            let deleted: Bool = try row[2]
+            nodes.append(RevisionTree.Node(revision: rev, parent: parentText.flatMap(Revision.init), deleted: deleted, hasBody: try row[3]))
+            if try row[4] as Bool, let body = try row[5] as String? {
+                winner = StoredRevision(rev: rev, body: body, attachments: try row[6], deleted: deleted, seq: try row[7])
+            }
+        }
+        return (RevisionTree(nodes), winner)
+    }
+
     // MARK: writing
 
     /// The prefix of design documents' ids: the one place it is written.
@@ -704,10 +739,19 @@ struct DocumentTables: Sendable {
     /// - Parameter revsLimit: `revs_limit`, when the caller read it for many
     ///   documents (read here otherwise, when `_revisions` or `_revs_info`
     ///   is asked for).
-    func assemble(_ db: Database, id: String, rev: Revision, tree: RevisionTree, options: DocumentReadOptions, revsLimit: Int? = nil) throws -> JSONObject {
-        guard let row = try Row.fetchOne(db, sql: "SELECT body, attachments, deleted, seq FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description]),
-              let bodyText = try row[0] as String?
-        else { throw DocumentError.missing }
+    ///   - stored: the revision's stored form when the caller read it
+    ///     (read here otherwise).
+    func assemble(_ db: Database, id: String, rev: Revision, tree: RevisionTree, options: DocumentReadOptions, revsLimit: Int? = nil,
+                  stored: StoredRevision? = nil) throws -> JSONObject {
+        let revision: StoredRevision
+        if let stored, stored.rev == rev {
+            revision = stored
+        } else {
+            guard let row = try Row.fetchOne(db, sql: "SELECT body, attachments, deleted, seq FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description]),
+                  let bodyText = try row[0] as String?
+            else { throw DocumentError.missing }
+            revision = StoredRevision(rev: rev, body: bodyText, attachments: try row[1], deleted: try row[2], seq: try row[3])
+        }
         var options = options
         if let since = options.attachmentsSince {
             // CouchDB's find_ancestor_rev_pos: the newest of them on this
@@ -715,7 +759,7 @@ struct DocumentTables: Sendable {
             let known = Set(since.compactMap(Revision.init))
             options.attachmentsAfter = tree.ancestry(of: rev).first(where: known.contains)?.depth ?? 0
         }
-        var doc = try document(db, id: id, rev: rev.description, deleted: try row[2], body: bodyText, attachments: try row[1], seq: nil, options: options)
+        var doc = try document(db, id: id, rev: rev.description, deleted: revision.deleted, body: revision.body, attachments: revision.attachments, seq: nil, options: options)
         if options.conflicts, rev == tree.winner?.revision {
             let c = tree.conflicts
             if !c.isEmpty { doc["_conflicts"] = .array(c.map { .string($0.description) }) }
@@ -724,7 +768,7 @@ struct DocumentTables: Sendable {
             let c = tree.deletedConflicts
             if !c.isEmpty { doc["_deleted_conflicts"] = .array(c.map { .string($0.description) }) }
         }
-        if options.localSequence, let seq = try row[3] as Int? { doc["_local_seq"] = .int(seq) }
+        if options.localSequence, let seq = revision.seq { doc["_local_seq"] = .int(seq) }
         let limit = options.revs || options.revsInfo ? try revsLimit ?? meta(db, "revs_limit")?.intValue ?? 1000 : 0
         if options.revs {
             let path = tree.ancestry(of: rev).prefix(limit)
@@ -741,7 +785,8 @@ struct DocumentTables: Sendable {
     }
 
     func openRevisions(_ db: Database, id: String, revisions: [String]?, options: DocumentReadOptions, revsLimit: Int? = nil) throws -> [OpenRevision] {
-        let tree = try loadTree(db, id: id)
+        // A replication asks for the latest leaf, almost always the winner.
+        let (tree, winner) = try loadTreeAndWinner(db, id: id)
         var options = options
         options.rev = nil
         if let revisions {
@@ -750,7 +795,7 @@ struct DocumentTables: Sendable {
                 guard var r = Revision(text) else { out.append(.missing(text)); continue }
                 if options.latest, let leaf = latestLeaf(tree, from: r) { r = leaf }
                 if tree[r]?.hasBody == true {
-                    out.append(.ok(try assemble(db, id: id, rev: r, tree: tree, options: options, revsLimit: revsLimit)))
+                    out.append(.ok(try assemble(db, id: id, rev: r, tree: tree, options: options, revsLimit: revsLimit, stored: winner)))
                 } else {
                     out.append(.missing(text))
                 }
@@ -758,7 +803,7 @@ struct DocumentTables: Sendable {
             return out
         }
         if tree.isEmpty { throw DocumentError.missing }
-        return try tree.leaves.sorted { $0.revision < $1.revision }.map { .ok(try assemble(db, id: id, rev: $0.revision, tree: tree, options: options, revsLimit: revsLimit)) }
+        return try tree.leaves.sorted { $0.revision < $1.revision }.map { .ok(try assemble(db, id: id, rev: $0.revision, tree: tree, options: options, revsLimit: revsLimit, stored: winner)) }
     }
 
     func info(_ db: Database) throws -> DocumentDatabaseInfo {
