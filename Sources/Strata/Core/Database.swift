@@ -99,7 +99,8 @@ public final class Database {
     /// twenty pages, and a replication of 100,000 documents wrote gigabytes
     /// to a temporary file through the kernel. Set once for the process,
     /// before SQLite is first used; when something else initialized SQLite
-    /// before, its setting stays.
+    /// before, its setting stays (`sqlite3_config` then answers
+    /// SQLITE_MISUSE and changes nothing).
     private static let statementJournalsInMemory: Void = {
         _ = strata_sqlite3_config_statement_journal_spill(4 << 20)
     }()
