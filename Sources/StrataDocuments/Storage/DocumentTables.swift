@@ -139,15 +139,16 @@ struct DocumentTables: Sendable {
 
     func loadTree(_ db: Database, id: String) throws -> RevisionTree {
         let rows = try Row.fetchAll(db, sql: "SELECT rev, parent, deleted, body IS NOT NULL FROM \(revs) WHERE doc = ?", arguments: [id])
-        var nodes: [RevisionTree.Node] = []
-        nodes.reserveCapacity(rows.count)
-        for row in rows {
-            let revText: String = try row[0]
-            let parentText: String? = try row[1]
-            guard let rev = Revision(revText) else { continue }
-            nodes.append(RevisionTree.Node(revision: rev, parent: parentText.flatMap(Revision.init), deleted: try row[2], hasBody: try row[3]))
-        }
-        return RevisionTree(nodes)
+        return RevisionTree(try rows.compactMap(DocumentTables.treeNode))
+    }
+
+    /// A node of a revision tree from a row starting with `rev, parent,
+    /// deleted, body IS NOT NULL`; nil for a revision that does not parse.
+    private static func treeNode(_ row: Row) throws -> RevisionTree.Node? {
+        let revText: String = try row[0]
+        let parentText: String? = try row[1]
+        guard let rev = Revision(revText) else { return nil }
+        return RevisionTree.Node(revision: rev, parent: parentText.flatMap(Revision.init), deleted: try row[2], hasBody: try row[3])
     }
 
     /// The stored form of one revision, as ``assemble(_:id:rev:tree:options:revsLimit:stored:)``
@@ -160,9 +161,9 @@ struct DocumentTables: Sendable {
         var seq: Int?
     }
 
-    /// ``loadTree(_:id:)`` and, in the same query, the winning revision's
-    /// stored body (from the documents table): what a read of the latest
-    /// revision needs, without a second query for the body.
+    /// ``loadTree(_:id:)`` and, in the same query, the stored form of the
+    /// winning revision (the one the documents table names): what a read of
+    /// the latest revision needs, without a second query for its body.
     func loadTreeAndWinner(_ db: Database, id: String) throws -> (RevisionTree, StoredRevision?) {
         let rows = try Row.fetchAll(db, sql: """
             SELECT r.rev, r.parent, r.deleted, r.body IS NOT NULL, r.rev = d.rev,
@@ -173,13 +174,10 @@ struct DocumentTables: Sendable {
         nodes.reserveCapacity(rows.count)
         var winner: StoredRevision?
         for row in rows {
-            let revText: String = try row[0]
-            let parentText: String? = try row[1]
-            guard let rev = Revision(revText) else { continue }
-            let deleted: Bool = try row[2]
-            nodes.append(RevisionTree.Node(revision: rev, parent: parentText.flatMap(Revision.init), deleted: deleted, hasBody: try row[3]))
+            guard let node = try DocumentTables.treeNode(row) else { continue }
+            nodes.append(node)
             if try row[4] as Bool, let body = try row[5] as String? {
-                winner = StoredRevision(rev: rev, body: body, attachments: try row[6], deleted: deleted, seq: try row[7])
+                winner = StoredRevision(rev: node.revision, body: body, attachments: try row[6], deleted: node.deleted, seq: try row[7])
             }
         }
         return (RevisionTree(nodes), winner)
@@ -699,8 +697,6 @@ struct DocumentTables: Sendable {
         return try assemble(db, id: id, rev: rev, tree: tree, options: options)
     }
 
-    /// The winning revision of `id` as a read gives it; nil when there is
-    /// none or it is deleted.
     /// The winning revision of `id`, nil when there is none (or it is
     /// deleted); with `_revisions` when `revisions` (what CouchDB hands an
     /// update function).
@@ -736,9 +732,10 @@ struct DocumentTables: Sendable {
         return doc
     }
 
-    /// - Parameter revsLimit: `revs_limit`, when the caller read it for many
-    ///   documents (read here otherwise, when `_revisions` or `_revs_info`
-    ///   is asked for).
+    /// - Parameters:
+    ///   - revsLimit: `revs_limit`, when the caller read it for many
+    ///     documents (read here otherwise, when `_revisions` or `_revs_info`
+    ///     is asked for).
     ///   - stored: the revision's stored form when the caller read it
     ///     (read here otherwise).
     func assemble(_ db: Database, id: String, rev: Revision, tree: RevisionTree, options: DocumentReadOptions, revsLimit: Int? = nil,
