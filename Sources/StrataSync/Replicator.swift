@@ -80,6 +80,11 @@ public struct Replicator: Sendable {
         let startSequence = progress.lastSequence
         var history = checkpoints.0?["history"]?.arrayValue ?? []
 
+        let clock = ContinuousClock()
+        var lastCheckpoint = clock.now
+        // Progress written but not yet checkpointed.
+        var unsaved = false
+
         func saveCheckpoints() async throws {
             try await attempt("commit the target") { try await target.ensureFullCommit() }
             var entry: JSONObject = [
@@ -115,6 +120,8 @@ public struct Replicator: Sendable {
                 // A source we may only read (PouchDB goes on the same way):
                 // the next run starts from the target's checkpoint alone.
             }
+            unsaved = false
+            lastCheckpoint = clock.now
         }
 
         // Each batch is fetched (changes, `_revs_diff`, the missing
@@ -125,10 +132,6 @@ public struct Replicator: Sendable {
         // Those are dropped, not written and counted twice.
         var batch = try await fetch(since: progress.lastSequence, wait: nil, from: source, to: target)
         var justWritten: Set<RevisionKey> = []
-        let clock = ContinuousClock()
-        var lastCheckpoint = clock.now
-        // Progress written but not yet checkpointed.
-        var unsaved = false
         while true {
             if !justWritten.isEmpty {
                 batch.documents.removeAll { justWritten.contains(RevisionKey($0)) }
@@ -144,11 +147,7 @@ public struct Replicator: Sendable {
                     report?(progress)
                     return progress
                 }
-                if unsaved {
-                    try await saveCheckpoints()
-                    unsaved = false
-                    lastCheckpoint = clock.now
-                }
+                if unsaved { try await saveCheckpoints() }
                 report?(progress)
                 // Nothing is being written while this one is fetched.
                 justWritten = []
@@ -170,8 +169,6 @@ public struct Replicator: Sendable {
             progress.caughtUp = batch.page.pending == 0
             if progress.caughtUp || clock.now - lastCheckpoint >= options.checkpointInterval {
                 try await saveCheckpoints()
-                unsaved = false
-                lastCheckpoint = clock.now
             } else {
                 unsaved = true
             }
