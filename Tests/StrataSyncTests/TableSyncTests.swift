@@ -641,6 +641,25 @@ import Testing
         try await bobSync.sync(with: remote)
         #expect(try rows(bob) == ["folder f1", "note n1 in f1"])
         #expect(try bobSync.waitingRows(in: "notes") == ["n2"])
+        // Edited again before its folder comes, it still waits, whether the
+        // revision comes in a pull's batch or written alone (writing its
+        // document used to fail on the waiting row already there).
+        for title in ["edited", "edited again"] {
+            let orphan = try await remote.document(id: "notes:n2")
+            try await remote.put(["_id": "notes:n2", "_rev": orphan["_rev"]!, "$table": "notes", "id": "n2", "title": .string(title), "folder_id": "f2"])
+        }
+        var revisions = DocumentReadOptions()
+        revisions.revs = true
+        let latest = try await remote.document(id: "notes:n2", options: revisions)
+        var previous = DocumentReadOptions()
+        previous.revs = true
+        let ids = latest["_revisions"]?["ids"]?.arrayValue ?? []
+        previous.rev = "\((latest["_revisions"]?["start"]?.intValue ?? 0) - 1)-\(ids.count > 1 ? ids[1].stringValue ?? "" : "")"
+        _ = try await bobSync.documents.put(try await remote.document(id: "notes:n2", options: previous), newEdits: false)
+        #expect(try bobSync.waitingRows(in: "notes") == ["n2"])
+        try await bobSync.sync(with: remote)
+        #expect(try bobSync.waitingRows(in: "notes") == ["n2"])
+        #expect(try await bobSync.documents.document(id: "notes:n2")["title"] == "edited again")
         try await remote.put(["_id": "folders:f2", "$table": "folders", "id": "f2", "name": "Home"])
         try await bobSync.sync(with: remote)
         #expect(try rows(bob) == ["folder f1", "folder f2", "note n1 in f1", "note n2 in f2"])

@@ -29,6 +29,8 @@ public final class DocumentDatabase: Sendable {
     package let instanceID = UUID().uuidString
     let tables: DocumentTables
     let viewLocks = ViewLocks()
+    /// Run around each `bulkPut`'s writes (see ``BatchWriteHook``).
+    package let batchWriteHook = Locked<BatchWriteHook?>(nil)
     let registry = FunctionRegistry()
     /// Group commit of ``commit(_:newEdits:userContext:)``: one key.
     let commits = KeyedBatcher<PendingWrite, DocumentWriteResult>(limit: 1000, queue: .global())
@@ -106,8 +108,25 @@ public final class DocumentDatabase: Sendable {
         let pass = ValidationPass()
         try checkInAdvance(documents, userContext: userContext, into: pass)
         let validation = self.validation(userContext, pass: pass)
+        let hook = batchWriteHook.value
         return try writer.write { db in
-            try tables.bulkWrite(db, documents: documents, newEdits: newEdits, allOrNothing: allOrNothing, validation: validation)
+            let after = try hook?.before(db, documents.compactMap { $0["_id"]?.stringValue })
+            let results = try tables.bulkWrite(db, documents: documents, newEdits: newEdits, allOrNothing: allOrNothing, validation: validation)
+            try after?(db)
+            return results
+        }
+    }
+
+    /// Work done in the transaction of each ``bulkPut(_:newEdits:allOrNothing:userContext:)``,
+    /// around its writes: how `TableSync` brings its rows up to date once a
+    /// batch rather than once a document.
+    package struct BatchWriteHook: Sendable {
+        /// Runs before the writes, with the documents' ids, and returns what
+        /// runs after them, in the same transaction.
+        package let before: @Sendable (Database, [String]) throws -> (Database) throws -> Void
+
+        package init(before: @escaping @Sendable (Database, [String]) throws -> (Database) throws -> Void) {
+            self.before = before
         }
     }
 

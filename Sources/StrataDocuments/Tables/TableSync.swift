@@ -151,6 +151,15 @@ public final class TableSync: Sendable {
                 return table
             }
         }
+        // A batch of documents (a pull) reaches the rows with a few
+        // statements for all of it rather than the triggers' nine for each.
+        let apply = try writer.write { [tables] db in
+            try BatchApply(db, tables: tables, documentsName: documentsName, docs: docs, blobs: blobs)
+        }
+        documents.batchWriteHook.value = DocumentDatabase.BatchWriteHook { db, ids in
+            let (seq, noted) = try apply.before(db, ids: ids)
+            return { db in try apply.after(db, before: seq, noted: noted) }
+        }
     }
 
     /// The number of row changes waiting in the outbox.
@@ -432,8 +441,12 @@ public final class TableSync: Sendable {
 
     /// Applies the waiting rows, in `db`'s transaction.
     private func applyWaiting(_ db: Database) throws -> Int {
-        let waiting = Self.waiting(documentsName)
-        let docs = documents.tables.docs
+        try Self.applyWaiting(db, waiting: Self.waiting(documentsName), docs: documents.tables.docs)
+    }
+
+    /// Applies the rows named in the table `waiting` whose parents are
+    /// there, in `db`'s transaction, until none more can be.
+    static func applyWaiting(_ db: Database, waiting: String, docs: String) throws -> Int {
         var applied = 0
         while true {
             let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
@@ -736,44 +749,8 @@ public final class TableSync: Sendable {
         // captured, and that capture is taken back at once (below, in
         // `apply`: what the outbox gained past `mark`), so it is never sent
         // back.
-        // The document's key: what follows "table:" in its id.
-        let prefixLength = table.name.unicodeScalars.count + 1
-        let docKey = "substr(NEW.id, \(prefixLength + 1))"
-        let isTable = "substr(NEW.id, 1, \(prefixLength)) = \(literal) || ':'"
-        let others = table.columns.filter { !table.keyColumns.contains($0) }
-        func member(_ column: String) -> String {
-            let path = "'$.\"" + column.replacingOccurrences(of: "'", with: "''").replacingOccurrences(of: "\"", with: "\\\"") + "\"'"
-            guard table.blobColumns.contains(column) else { return "json_extract(NEW.body, \(path))" }
-            // A BLOB column: the attachment of its name, else the member.
-            let digest = "json_extract(NEW.attachments, \(path.dropLast()).digest')"
-            return "CASE WHEN \(digest) IS NOT NULL THEN (SELECT data FROM \(blobs) WHERE digest = \(digest)) ELSE json_extract(NEW.body, \(path)) END"
-        }
-        let upsertColumns = (table.keyColumns + others).map(quoteIdentifier).joined(separator: ", ")
-        let upsertValues = (table.keyValuesSQL(docKey) + others.map(member)).joined(separator: ", ")
-        let conflictTarget = table.keyColumns.map(quoteIdentifier).joined(separator: ", ")
-        let onConflict = others.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + others.map { "\(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" }.joined(separator: ", ")
-        // A row whose parent rows are not all here yet waits (its document
-        // is kept): each foreign key's columns are null, or its parent is.
-        func value(_ column: String) -> String {
-            if let index = table.keyColumns.firstIndex(of: column) { return table.keyValuesSQL(docKey)[index] }
-            return member(column)
-        }
-        var parentChecks: [String] = []
-        let foreignKeys = try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq",
-                                           arguments: [table.name])
-        for (_, rows) in Dictionary(grouping: foreignKeys, by: { (try? $0[0] as Int) ?? 0 }).sorted(by: { $0.key < $1.key }) {
-            let parent: String = try rows[0][1]
-            let from = try rows.map { try $0[2] as String }
-            var to = try rows.map { try $0[3] as String? }
-            if to.contains(where: { $0 == nil }) {
-                // The parent's primary key.
-                to = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [parent]).map { try $0[0] as String? }
-            }
-            let anyNull = from.map { "\(value($0)) IS NULL" }.joined(separator: " OR ")
-            let match = zip(from, to).map { "\(quoteIdentifier($1 ?? "")) = \(value($0))" }.joined(separator: " AND ")
-            parentChecks.append("(\(anyNull) OR EXISTS (SELECT 1 FROM \(quoteIdentifier(parent)) WHERE \(match)))")
-        }
-        let parentsPresent = parentChecks.isEmpty ? "1" : parentChecks.joined(separator: " AND ")
+        let sql = try RowApplySQL(db, table: table, row: "NEW", blobs: blobs)
+        let (docKey, parentsPresent) = (sql.docKey, sql.parentsPresent)
         let waiting = waiting(documentsName)
         // A row changed here and not yet captured keeps its change, and the
         // revision it was made on is noted (in `bases`): the capture writes
@@ -784,15 +761,19 @@ public final class TableSync: Sendable {
         // of the outbox) and its base noted: a base is noted exactly while
         // its row's change waits for the capture, which empties both.
         let noted = "EXISTS (SELECT 1 FROM \(bases) WHERE id = NEW.id)"
+        // No `INSERT OR IGNORE` here: the document write that fires these
+        // triggers is an upsert, whose conflict handling SQLite imposes on
+        // the triggers' statements, so an ignored conflict would fail it.
         func apply(base: String) -> String { """
             UPDATE \(state) SET applying = 1, mark = (SELECT ifnull(max(seq), 0) FROM \(outbox));
-            INSERT OR IGNORE INTO \(bases)(id, rev) SELECT NEW.id, \(base) WHERE \(pending);
+            INSERT INTO \(bases)(id, rev) SELECT NEW.id, \(base) WHERE \(pending) AND NOT \(noted);
             DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey)) AND NOT \(noted);
-            INSERT INTO \(name)(\(upsertColumns)) SELECT \(upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT \(noted)
-              ON CONFLICT(\(conflictTarget)) \(onConflict);
+            INSERT INTO \(name)(\(sql.upsertColumns)) SELECT \(sql.upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT \(noted)
+              \(sql.onConflict);
             DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state));
             DELETE FROM \(waiting) WHERE id = NEW.id AND (NEW.deleted OR \(parentsPresent));
-            INSERT OR IGNORE INTO \(waiting)(id) SELECT NEW.id WHERE NOT NEW.deleted AND NOT (\(parentsPresent));
+            INSERT INTO \(waiting)(id) SELECT NEW.id WHERE NOT NEW.deleted AND NOT (\(parentsPresent))
+              AND NOT EXISTS (SELECT 1 FROM \(waiting) WHERE id = NEW.id);
             UPDATE \(state) SET applying = 0;
             """
         }
@@ -810,10 +791,10 @@ public final class TableSync: Sendable {
             CREATE TRIGGER \(trigger("deleted")) AFTER DELETE ON \(name) WHEN \(idle) BEGIN
               INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("OLD")));
             END;
-            CREATE TRIGGER \(trigger("applied_insert")) AFTER INSERT ON \(docs) WHEN \(isTable) AND \(idle) BEGIN
+            CREATE TRIGGER \(trigger("applied_insert")) AFTER INSERT ON \(docs) WHEN \(sql.isTable) AND \(idle) BEGIN
             \(apply(base: "NULL"))
             END;
-            CREATE TRIGGER \(trigger("applied_update")) AFTER UPDATE ON \(docs) WHEN \(isTable) AND \(idle) BEGIN
+            CREATE TRIGGER \(trigger("applied_update")) AFTER UPDATE ON \(docs) WHEN \(sql.isTable) AND \(idle) BEGIN
             \(apply(base: "OLD.rev"))
             END;
             """)

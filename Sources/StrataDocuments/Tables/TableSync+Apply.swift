@@ -1,0 +1,191 @@
+import Foundation
+import Strata
+
+extension TableSync {
+    /// The SQL that writes a synced table's row from its document, for a
+    /// row of the documents table named `row`: `NEW` in the triggers that
+    /// apply one document, `d` in the statements that apply a batch.
+    struct RowApplySQL {
+        /// The document's key: what follows "table:" in its id.
+        let docKey: String
+        /// True for a document of this table.
+        let isTable: String
+        /// The row's columns, key first, and their values from the document.
+        let upsertColumns: String
+        let upsertValues: String
+        /// `ON CONFLICT(key) DO …`: the other columns take the new values.
+        let onConflict: String
+        /// True when each foreign key's columns are null or its parent row
+        /// is there ("1" for a table without foreign keys).
+        let parentsPresent: String
+        /// The synced tables or others this table's foreign keys name.
+        let parents: Set<String>
+
+        init(_ db: Database, table: SyncedTable, row: String, blobs: String) throws {
+            let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
+            let prefixLength = table.name.unicodeScalars.count + 1
+            docKey = "substr(\(row).id, \(prefixLength + 1))"
+            isTable = "substr(\(row).id, 1, \(prefixLength)) = \(literal) || ':'"
+            let docKey = docKey
+            let others = table.columns.filter { !table.keyColumns.contains($0) }
+            func member(_ column: String) -> String {
+                let path = "'$.\"" + column.replacingOccurrences(of: "'", with: "''").replacingOccurrences(of: "\"", with: "\\\"") + "\"'"
+                guard table.blobColumns.contains(column) else { return "json_extract(\(row).body, \(path))" }
+                // A BLOB column: the attachment of its name, else the member.
+                let digest = "json_extract(\(row).attachments, \(path.dropLast()).digest')"
+                return "CASE WHEN \(digest) IS NOT NULL THEN (SELECT data FROM \(blobs) WHERE digest = \(digest)) ELSE json_extract(\(row).body, \(path)) END"
+            }
+            upsertColumns = (table.keyColumns + others).map(quoteIdentifier).joined(separator: ", ")
+            upsertValues = (table.keyValuesSQL(docKey) + others.map(member)).joined(separator: ", ")
+            let conflictTarget = table.keyColumns.map(quoteIdentifier).joined(separator: ", ")
+            onConflict = "ON CONFLICT(\(conflictTarget)) "
+                + (others.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + others.map { "\(quoteIdentifier($0)) = excluded.\(quoteIdentifier($0))" }.joined(separator: ", "))
+            // A row whose parent rows are not all here yet waits (its
+            // document is kept): each foreign key's columns are null, or
+            // its parent is.
+            func value(_ column: String) -> String {
+                if let index = table.keyColumns.firstIndex(of: column) { return table.keyValuesSQL(docKey)[index] }
+                return member(column)
+            }
+            var checks: [String] = []
+            var parents: Set<String> = []
+            let foreignKeys = try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq",
+                                               arguments: [table.name])
+            for (_, rows) in Dictionary(grouping: foreignKeys, by: { (try? $0[0] as Int) ?? 0 }).sorted(by: { $0.key < $1.key }) {
+                let parent: String = try rows[0][1]
+                parents.insert(parent)
+                let from = try rows.map { try $0[2] as String }
+                var to = try rows.map { try $0[3] as String? }
+                if to.contains(where: { $0 == nil }) {
+                    // The parent's primary key.
+                    to = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [parent]).map { try $0[0] as String? }
+                }
+                let anyNull = from.map { "\(value($0)) IS NULL" }.joined(separator: " OR ")
+                let match = zip(from, to).map { "\(quoteIdentifier($1 ?? "")) = \(value($0))" }.joined(separator: " AND ")
+                checks.append("(\(anyNull) OR EXISTS (SELECT 1 FROM \(quoteIdentifier(parent)) WHERE \(match)))")
+            }
+            parentsPresent = checks.isEmpty ? "1" : checks.joined(separator: " AND ")
+            self.parents = parents
+        }
+    }
+
+    /// Applies the documents of a `bulkPut` to the tables with a few
+    /// statements for the whole batch, in its transaction, instead of the
+    /// documents' triggers doing it for each document (nine statements
+    /// each): what a pull from the server writes. The outcome is the
+    /// triggers': each changed document's winner becomes its row, a
+    /// deleted one deletes it, a row whose parent has not arrived waits, and
+    /// a row changed here and not yet captured keeps its change.
+    struct BatchApply: Sendable {
+        /// One table's statements, `?1` the update sequence before the batch.
+        struct TableStatements: Sendable {
+            let hasForeignKeys: Bool
+            let unwait: String
+            let wait: String
+            let delete: String
+            let upsert: String
+        }
+        let statements: [TableStatements]
+        let docs: String
+        let outbox: String
+        let state: String
+        let bases: String
+        let waiting: String
+        /// Each synced table's name and its prefix in document ids.
+        let prefixes: [String]
+
+        init(_ db: Database, tables: [SyncedTable], documentsName: String, docs: String, blobs: String) throws {
+            self.docs = docs
+            outbox = TableSync.outbox(documentsName)
+            state = TableSync.state(documentsName)
+            bases = TableSync.bases(documentsName)
+            waiting = TableSync.waiting(documentsName)
+            prefixes = tables.map { $0.name + ":" }
+            var applies: [(table: SyncedTable, sql: RowApplySQL)] = []
+            for table in tables {
+                applies.append((table, try RowApplySQL(db, table: table, row: "d", blobs: blobs)))
+            }
+            // Parents before children, so that a child arriving with its
+            // parent in one batch does not wait (a cycle keeps the given
+            // order; its rows wait, then are applied below).
+            var ordered: [(table: SyncedTable, sql: RowApplySQL)] = []
+            while !applies.isEmpty {
+                let placed = Set(ordered.map(\.table.name))
+                let names = Set(applies.map(\.table.name))
+                let next = applies.firstIndex { apply in apply.sql.parents.allSatisfy { $0 == apply.table.name || placed.contains($0) || !names.contains($0) } } ?? 0
+                ordered.append(applies.remove(at: next))
+            }
+            let (bases, waiting) = (bases, waiting)
+            statements = ordered.map { table, sql in
+                let written = "FROM \(docs) AS d WHERE d.seq > ?1 AND \(sql.isTable)"
+                let noted = "EXISTS (SELECT 1 FROM \(bases) WHERE id = d.id)"
+                let keys = "(" + table.keyColumns.map(quoteIdentifier).joined(separator: ", ") + ")"
+                return TableStatements(
+                    hasForeignKeys: sql.parentsPresent != "1",
+                    unwait: "DELETE FROM \(waiting) WHERE id IN (SELECT d.id \(written) AND (d.deleted OR \(sql.parentsPresent)))",
+                    wait: "INSERT OR IGNORE INTO \(waiting)(id) SELECT d.id \(written) AND NOT d.deleted AND NOT (\(sql.parentsPresent))",
+                    delete: "DELETE FROM \(quoteIdentifier(table.name)) WHERE \(keys) IN (SELECT \(table.keyValuesSQL(sql.docKey).joined(separator: ", ")) "
+                        + "\(written) AND d.deleted AND NOT \(noted))",
+                    upsert: "INSERT INTO \(quoteIdentifier(table.name))(\(sql.upsertColumns)) SELECT \(sql.upsertValues) "
+                        + "\(written) AND NOT d.deleted AND \(sql.parentsPresent) AND NOT \(noted) ORDER BY d.seq \(sql.onConflict)")
+            }
+        }
+
+        /// Before the batch's writes: the documents' triggers stand aside,
+        /// and each document of the batch whose row was changed here and not
+        /// yet captured has the revision the change was made on noted (the
+        /// document's winner now, nil when it has none), as the triggers
+        /// note it. Returns the update sequence before the batch and the
+        /// documents noted.
+        func before(_ db: Database, ids: [String]) throws -> (seq: Int, noted: [String]) {
+            try db.execute(sql: "UPDATE \(state) SET applying = 2")
+            var noted: [String] = []
+            let pending = try String.fetchAll(db, sql: "SELECT DISTINCT tbl || ':' || key FROM \(outbox) WHERE key IS NOT NULL")
+            if !pending.isEmpty {
+                let touched = Set(pending).intersection(ids)
+                    .subtracting(try String.fetchAll(db, sql: "SELECT id FROM \(bases)"))
+                if !touched.isEmpty {
+                    noted = touched.sorted()
+                    try db.execute(sql: """
+                        INSERT INTO \(bases)(id, rev)
+                          SELECT j.value, (SELECT rev FROM \(docs) WHERE id = j.value) FROM json_each(?) AS j
+                        """, arguments: [JSON.array(noted.map(JSON.string)).text])
+                }
+            }
+            return (try Int.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM \(docs)") ?? 0, noted)
+        }
+
+        /// After the batch's writes: the rows of the documents it changed.
+        /// `seq` and `noted` are what ``before(_:ids:)`` returned.
+        func after(_ db: Database, before seq: Int, noted: [String]) throws {
+            if !noted.isEmpty {
+                // A document the batch did not change (it had the
+                // revisions already) has nothing to note.
+                try db.execute(sql: """
+                    DELETE FROM \(bases) WHERE id IN (SELECT value FROM json_each(?))
+                      AND NOT EXISTS (SELECT 1 FROM \(docs) WHERE id = \(bases).id AND seq > ?)
+                    """, arguments: [JSON.array(noted.map(JSON.string)).text, seq])
+            }
+            // What the rows' own capture triggers put in the outbox (an
+            // inserted row's) is taken back after: past `mark`.
+            try db.execute(sql: "UPDATE \(state) SET applying = 1, mark = (SELECT ifnull(max(seq), 0) FROM \(outbox))")
+            var waited = false
+            for table in statements {
+                if table.hasForeignKeys {
+                    // Whether the parents are here is read before any row of
+                    // the table is written, as the upsert reads it.
+                    try db.execute(sql: table.unwait, arguments: [seq])
+                    try db.execute(sql: table.wait, arguments: [seq])
+                    waited = waited || db.changesCount > 0
+                }
+                try db.execute(sql: table.delete, arguments: [seq])
+                try db.execute(sql: table.upsert, arguments: [seq])
+            }
+            try db.execute(sql: "DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state))")
+            try db.execute(sql: "UPDATE \(state) SET applying = 0")
+            // A child whose parent came later in the batch (a table that
+            // refers to itself, or a cycle) is applied now.
+            if waited { _ = try TableSync.applyWaiting(db, waiting: waiting, docs: docs) }
+        }
+    }
+}
