@@ -13,6 +13,7 @@ enum RevisionID {
     /// The id of a new revision on `parent` (nil for a document's first).
     static func make(deleted: Bool, parent: Revision?, body: JSONObject, attachments: [(name: String, contentType: String, digest: String)]) -> String {
         var term = ErlangTerm()
+        term.bytes.reserveCapacity(256)
         term.bytes.append(131)
         term.listHeader(5)
         term.atom(deleted ? "true" : "false")
@@ -78,16 +79,17 @@ struct ErlangTerm {
     mutating func atom(_ name: String) {
         // ATOM_EXT: what term_to_binary wrote for atoms before OTP 26, and
         // writes with minor_version 1.
-        let utf8 = Array(name.utf8)
+        let count = name.utf8.count
         bytes.append(100)
-        bytes.append(UInt8(utf8.count >> 8))
-        bytes.append(UInt8(utf8.count & 0xFF))
-        bytes += utf8
+        bytes.append(UInt8(count >> 8))
+        bytes.append(UInt8(count & 0xFF))
+        bytes.append(contentsOf: name.utf8)
     }
 
     mutating func integer(_ value: Int) {
         if (0...255).contains(value) {
-            bytes += [97, UInt8(value)]
+            bytes.append(97)
+            bytes.append(UInt8(value))
         } else if (Int(Int32.min)...Int(Int32.max)).contains(value) {
             bytes.append(98)
             append32(UInt32(bitPattern: Int32(value)))
@@ -125,20 +127,31 @@ struct ErlangTerm {
         bytes += data
     }
 
+    /// A string's UTF-8 as a binary, without copying it into an array first.
+    mutating func binary(_ text: String) {
+        bytes.append(109)
+        append32(UInt32(text.utf8.count))
+        bytes.append(contentsOf: text.utf8)
+    }
+
     mutating func listHeader(_ count: Int) {
         bytes.append(108)
         append32(UInt32(count))
     }
 
     mutating func tupleHeader(_ arity: Int) {
-        bytes += [104, UInt8(arity)]
+        bytes.append(104)
+        bytes.append(UInt8(arity))
     }
 
     /// The empty list (and a proper list's tail).
     mutating func `nil`() { bytes.append(106) }
 
     private mutating func append32(_ value: UInt32) {
-        bytes += [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+        bytes.append(UInt8(value >> 24))
+        bytes.append(UInt8(value >> 16 & 0xFF))
+        bytes.append(UInt8(value >> 8 & 0xFF))
+        bytes.append(UInt8(value & 0xFF))
     }
 
     /// A JSON value as jiffy decodes it: objects `{[{Key, Value}]}`, arrays
@@ -148,7 +161,7 @@ struct ErlangTerm {
         switch value {
         case .null: atom("null")
         case .bool(let b): atom(b ? "true" : "false")
-        case .string(let s): binary(Array(s.utf8))
+        case .string(let s): binary(s)
         case .number(let text): number(text)
         case .array(let items):
             if items.isEmpty {
@@ -171,14 +184,14 @@ struct ErlangTerm {
         listHeader(object.count)
         for (key, value) in object {
             tupleHeader(2)
-            binary(Array(key.utf8))
+            binary(key)
             json(value)
         }
         self.nil()
     }
 
     private mutating func number(_ text: String) {
-        if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
+        if text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
             float(Double(text) ?? 0)
             return
         }

@@ -75,7 +75,11 @@ extension TableSync {
     /// each): what a pull from the server writes. The outcome is the
     /// triggers': each changed document's winner becomes its row, a
     /// deleted one deletes it, a row whose parent has not arrived waits, and
-    /// a row changed here and not yet captured keeps its change.
+    /// a row changed here and not yet captured keeps its change. (One
+    /// difference, by design: when a batch holds two revisions of a
+    /// document, the triggers would write the first to the row and then the
+    /// second, where the batch writes only the winner after both; if that
+    /// one waits for a parent, the row keeps what it had before the batch.)
     struct BatchApply: Sendable {
         /// One table's statements, `?1` the update sequence before the batch.
         struct TableStatements: Sendable {

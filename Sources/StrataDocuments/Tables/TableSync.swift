@@ -39,10 +39,12 @@ import Strata
 /// read on the next call.
 ///
 /// **Remote writes** (replicated into ``documents``) reach the table in
-/// the transaction of the document write, by triggers on the documents
-/// table: the row is the document's winning revision by CouchDB's rule,
-/// and a deleted winner deletes the row. Those writes are not captured
-/// again.
+/// the transaction of the document write: a batch (`documents.bulkPut`,
+/// what a pull writes) by a few statements for all of it after its
+/// documents are stored, any other document write by triggers on the
+/// documents table. The row is the document's winning revision by CouchDB's
+/// rule, and a deleted winner deletes the row. Those writes are not
+/// captured again.
 ///
 /// **Keys.** Two devices must not hand out the same key. A synced table's
 /// primary key is of globally unique values: a TEXT column of UUID strings,
@@ -306,6 +308,12 @@ public final class TableSync: Sendable {
         var bases: [String: String?] = [:]
         /// The documents written as a branch of their own.
         var branched: [String] = []
+        /// First revisions, and new revisions on a document's only leaf,
+        /// each with its update sequence (in the order of the changes), not
+        /// yet written: they are written in the order of their ids, which
+        /// fills the documents' and revisions' B-trees page by page instead
+        /// of at random places (a quarter less time for a first capture).
+        var buffered: [(id: String, seq: Int, body: JSONObject, parent: Revision?)] = []
 
         init(_ db: Database, tables: DocumentTables) throws {
             self.db = db
@@ -363,11 +371,11 @@ public final class TableSync: Sendable {
             } else if blobs.isEmpty, stored.isEmpty, change.rev == nil {
                 seq += 1
                 unrecorded = true
-                _ = try tables.createDocument(db, id: change.id, body: body, seq: seq)
+                buffered.append((change.id, seq, body, nil))
             } else if blobs.isEmpty, stored.isEmpty, live, change.leaves == 1, let parent = change.rev {
                 seq += 1
                 unrecorded = true
-                _ = try tables.appendRevision(db, id: change.id, parent: parent, body: body, seq: seq, revsLimit: revsLimit)
+                buffered.append((change.id, seq, body, parent))
             } else {
                 var document = body
                 document["_id"] = .string(change.id)
@@ -416,8 +424,17 @@ public final class TableSync: Sendable {
             seq = try tables.updateSequence(db)
         }
 
-        /// Records the update sequence.
+        /// Writes the buffered revisions and records the update sequence.
         mutating func finish() throws {
+            buffered.sort { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+            for write in buffered {
+                if let parent = write.parent {
+                    _ = try tables.appendRevision(db, id: write.id, parent: parent, body: write.body, seq: write.seq, revsLimit: revsLimit)
+                } else {
+                    _ = try tables.createDocument(db, id: write.id, body: write.body, seq: write.seq)
+                }
+            }
+            buffered.removeAll()
             guard unrecorded else { return }
             try tables.setMeta(db, "update_seq", .int(seq))
             unrecorded = false
