@@ -215,9 +215,13 @@ public final class DocumentDatabase: Sendable {
     public func revisionsDiff(_ request: [String: [String]]) throws -> [String: (missing: [String], possibleAncestors: [String])] {
         let tables = self.tables
         return try writer.read { db in
+            // The ids with a revision here, in one query: the others (most
+            // of a first replication's) have no tree to read.
+            let known = Set(try String.fetchAll(db, sql: "SELECT id FROM \(tables.docs) WHERE id IN (SELECT value FROM json_each(?))",
+                                                arguments: [JSON.array(request.keys.map(JSON.string)).text]))
             var answer: [String: (missing: [String], possibleAncestors: [String])] = [:]
             for (id, revs) in request {
-                let tree = try tables.loadTree(db, id: id)
+                let tree = known.contains(id) ? try tables.loadTree(db, id: id) : RevisionTree([])
                 let parsed = revs.compactMap(Revision.init)
                 let unparsable = revs.filter { Revision($0) == nil }
                 let (missing, ancestors) = tree.missing(parsed)

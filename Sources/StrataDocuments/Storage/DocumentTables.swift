@@ -274,7 +274,9 @@ struct DocumentTables: Sendable {
                    validation: (@Sendable (Database, JSONObject) throws -> Void)? = nil) throws -> [Result<DocumentWriteResult, DocumentError>] {
         try DocumentTables.eachIsolated(db, documents.count, allOrNothing: allOrNothing) { i in
             try validation?(db, documents[i])
-            return try write(db, document: documents[i], newEdits: newEdits)
+            // `DocumentDatabase.bulkPut` checked every document's shape
+            // before the transaction.
+            return try write(db, document: documents[i], newEdits: newEdits, structureChecked: true)
         }
     }
 
@@ -325,10 +327,14 @@ struct DocumentTables: Sendable {
     }
 
     /// Writes one document; must run inside a transaction.
-    /// - Parameter stored: attachments whose content the engine has just
-    ///   stored (name → digest), given in `document` as stubs.
-    func write(_ db: Database, document: JSONObject, newEdits: Bool, stored: [String: AttachmentDigest] = [:]) throws -> DocumentWriteResult {
-        try DocumentTables.checkStructure(document)
+    /// - Parameters:
+    ///   - stored: attachments whose content the engine has just stored
+    ///     (name → digest), given in `document` as stubs.
+    ///   - structureChecked: whether the caller has already made
+    ///     ``checkStructure(_:)``'s checks of the document.
+    func write(_ db: Database, document: JSONObject, newEdits: Bool, stored: [String: AttachmentDigest] = [:],
+               structureChecked: Bool = false) throws -> DocumentWriteResult {
+        if !structureChecked { try DocumentTables.checkStructure(document) }
         let id = document["_id"]?.stringValue ?? DocumentTables.newID()
         if id.hasPrefix("_local/") { return try writeLocal(db, document: document) }
         if id.hasPrefix(DocumentTables.designPrefix), document["_deleted"]?.boolValue != true { try DocumentTables.checkDesign(document) }
