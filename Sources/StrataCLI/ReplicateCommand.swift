@@ -42,15 +42,9 @@ struct ReplicateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A query parameter for the filter function, NAME=VALUE (repeatable).")
     var queryParam: [String] = []
 
-    @Option(name: .long, help: "Changes read and written per batch.")
-    var batchSize = 500
-
-    @Option(name: .long, help: "Seconds between checkpoints while batches flow (0: after every batch); catching up and the end always checkpoint.")
-    var checkpointInterval = 5.0
+    @OptionGroup var pacing: ReplicationPacing
 
     func validate() throws {
-        guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
-        guard checkpointInterval >= 0 else { throw ValidationError("--checkpoint-interval must not be negative") }
         if [filter != nil, docIds != nil, selector != nil].filter({ $0 }).count > 1 {
             throw ValidationError("give at most one of --filter, --doc-ids and --selector")
         }
@@ -61,8 +55,7 @@ struct ReplicateCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            var options = ReplicationOptions(continuous: continuous, createTarget: createTarget, batchSize: batchSize)
-            options.checkpointInterval = .milliseconds(Int(checkpointInterval * 1000))
+            var options = pacing.options(continuous: continuous, createTarget: createTarget)
             if let filter {
                 var parameters: [String: String] = [:]
                 for pair in queryParam {

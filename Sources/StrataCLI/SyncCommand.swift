@@ -33,11 +33,7 @@ struct SyncCommand: AsyncParsableCommand {
         discussion: #"The table's name is the member $table, written \\$table in a selector: {"\\$table": "notes", "folder": "work"}."#))
     var selector: String?
 
-    @Option(name: .long, help: "Documents per request and per transaction (larger batches make a first sync of many rows faster).")
-    var batchSize = 500
-
-    @Option(name: .long, help: "Seconds between checkpoints while batches flow (0: after every batch); catching up and the end always checkpoint.")
-    var checkpointInterval = 5.0
+    @OptionGroup var pacing: ReplicationPacing
 
     @Flag(name: .long, help: "Keep syncing each change as it happens, until interrupted.")
     var continuous = false
@@ -48,8 +44,6 @@ struct SyncCommand: AsyncParsableCommand {
     func validate() throws {
         if tables.split(separator: ",").isEmpty { throw ValidationError("--tables names at least one table") }
         if !FileManager.default.fileExists(atPath: file) { throw ValidationError("No file at \(file).") }
-        guard batchSize > 0 else { throw ValidationError("--batch-size must be positive") }
-        guard checkpointInterval >= 0 else { throw ValidationError("--checkpoint-interval must not be negative") }
         if let selector {
             do { _ = try JSON(parsing: selector) } catch { throw ValidationError("--selector: \(error)") }
         }
@@ -60,8 +54,7 @@ struct SyncCommand: AsyncParsableCommand {
             let pool = try DatabasePool(path: file)
             let sync = try TableSync(pool, tables: tables.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             let remote = try openDocumentStore(url)
-            var options = ReplicationOptions(createTarget: createTarget, batchSize: batchSize)
-            options.checkpointInterval = .milliseconds(Int(checkpointInterval * 1000))
+            var options = pacing.options(createTarget: createTarget)
             if let selector { options.filter = .selector(try JSON(parsing: selector)) }
             if continuous {
                 if createTarget { try await remote.createIfMissing() }
