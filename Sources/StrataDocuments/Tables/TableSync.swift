@@ -154,13 +154,21 @@ public final class TableSync: Sendable {
             }
         }
         // A batch of documents (a pull) reaches the rows with a few
-        // statements for all of it rather than the triggers' nine for each.
-        let apply = try writer.write { [tables] db in
-            try BatchApply(db, tables: tables, documentsName: documentsName, docs: docs, blobs: blobs)
+        // statements for all of it rather than the triggers' nine for each;
+        // unless the file has apply triggers of tables this instance does
+        // not sync (synced by an earlier open), which the batch would leave
+        // out: then the triggers apply every batch.
+        let apply = try writer.write { [tables] db -> BatchApply? in
+            let installed = try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ?",
+                                                arguments: ["\(documentsName)_docs"]).filter { $0.hasSuffix("_applied_insert") }
+            guard Set(installed) == Set(tables.map { "\(documentsName)_\($0.name)_applied_insert" }) else { return nil }
+            return try BatchApply(db, tables: tables, documentsName: documentsName, docs: docs, blobs: blobs)
         }
-        documents.batchWriteHook.value = DocumentDatabase.BatchWriteHook { db, ids in
-            let (seq, noted) = try apply.before(db, ids: ids)
-            return { db in try apply.after(db, before: seq, noted: noted) }
+        if let apply {
+            documents.batchWriteHook.value = DocumentDatabase.BatchWriteHook { db, ids in
+                let (seq, noted) = try apply.before(db, ids: ids)
+                return { db in try apply.after(db, before: seq, noted: noted) }
+            }
         }
     }
 
