@@ -200,8 +200,12 @@ public final class DocumentDatabase: Sendable {
         return try writer.read { db in
             // Read once for the batch, not once a document.
             let revsLimit = options.revs || options.revsInfo ? try tables.meta(db, "revs_limit")?.intValue ?? 1000 : nil
+            let firsts = try tables.onlyFirstRevisions(db, ids: requests.map(\.id), options: options)
             return try requests.map { request in
                 do {
+                    if let first = firsts[request.id] {
+                        return .success(try tables.openRevisions(db, first: first, revisions: request.revisions, options: options, revsLimit: revsLimit))
+                    }
                     return .success(try tables.openRevisions(db, id: request.id, revisions: request.revisions, options: options, revsLimit: revsLimit))
                 } catch let error as DocumentError {
                     return .failure(error)

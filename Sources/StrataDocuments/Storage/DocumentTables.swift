@@ -787,6 +787,54 @@ struct DocumentTables: Sendable {
         return doc
     }
 
+    /// A document whose whole tree is its first revision, without
+    /// attachments (every document of a first replication): what
+    /// `open_revs` answers for it needs no tree read.
+    struct OnlyFirstRevision {
+        let id: String
+        let rev: Revision
+        let deleted: Bool
+        let body: String
+    }
+
+    /// Of the documents `ids`, those whose tree is their first revision
+    /// alone and have no attachments, read in one query; none when
+    /// `options` asks for what only the tree or the stored revision gives
+    /// (`revs_info`, the local sequence).
+    func onlyFirstRevisions(_ db: Database, ids: [String], options: DocumentReadOptions) throws -> [String: OnlyFirstRevision] {
+        guard !options.revsInfo, !options.localSequence, !ids.isEmpty else { return [:] }
+        var firsts: [String: OnlyFirstRevision] = [:]
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT id, rev, deleted, body FROM \(docs)
+            WHERE id IN (SELECT value FROM json_each(?)) AND leaves = 1 AND attachments IS NULL AND rev LIKE '1-%'
+            """, arguments: [JSON.array(ids.map(JSON.string)).text])
+        while let row = try rows.next() {
+            guard let rev = Revision(try row[1] as String), rev.depth == 1 else { continue }
+            let id: String = try row[0]
+            firsts[id] = OnlyFirstRevision(id: id, rev: rev, deleted: try row[2], body: try row[3])
+        }
+        return firsts
+    }
+
+    /// `openRevisions(_:id:revisions:options:revsLimit:)` for a document
+    /// whose tree is `first` alone: the same answer, from its row.
+    func openRevisions(_ db: Database, first: OnlyFirstRevision, revisions: [String]?, options: DocumentReadOptions, revsLimit: Int?) throws -> [OpenRevision] {
+        var options = options
+        options.rev = nil
+        func assembled() throws -> JSONObject {
+            var doc = try document(db, id: first.id, rev: first.rev.description, deleted: first.deleted, body: first.body, attachments: nil, seq: nil, options: options)
+            if options.revs {
+                let limit = try revsLimit ?? meta(db, "revs_limit")?.intValue ?? 1000
+                doc["_revisions"] = .object(["start": .int(1), "ids": .array(limit > 0 ? [.string(first.rev.hash)] : [])])
+            }
+            return doc
+        }
+        guard let revisions else { return [.ok(try assembled())] }
+        // Any other revision asked for is not in the tree (`latest` finds
+        // no leaf from it either).
+        return try revisions.map { Revision($0) == first.rev ? .ok(try assembled()) : .missing($0) }
+    }
+
     func openRevisions(_ db: Database, id: String, revisions: [String]?, options: DocumentReadOptions, revsLimit: Int? = nil) throws -> [OpenRevision] {
         // A replication asks for the latest leaf, almost always the winner.
         let (tree, winner) = try loadTreeAndWinner(db, id: id)
