@@ -84,19 +84,17 @@ extension TableSync {
         /// One table's statements, `?1` the update sequence before the batch.
         struct TableStatements: Sendable {
             let hasForeignKeys: Bool
-            let unwait: String
-            let wait: String
-            let delete: String
-            let upsert: String
+            /// The batch's documents whose row no longer waits, and those
+            /// whose row now does (with foreign keys only).
+            let unwait, wait: String
+            /// Rows whose document the batch deleted; rows written from the
+            /// others.
+            let delete, upsert: String
         }
+        /// Parents' tables before their children's.
         let statements: [TableStatements]
-        let docs: String
-        let outbox: String
-        let state: String
-        let bases: String
-        let waiting: String
-        /// Each synced table's name and its prefix in document ids.
-        let prefixes: [String]
+        /// The tables' names, quoted.
+        let docs, outbox, state, bases, waiting: String
 
         init(_ db: Database, tables: [SyncedTable], documentsName: String, docs: String, blobs: String) throws {
             self.docs = docs
@@ -104,7 +102,6 @@ extension TableSync {
             state = TableSync.state(documentsName)
             bases = TableSync.bases(documentsName)
             waiting = TableSync.waiting(documentsName)
-            prefixes = tables.map { $0.name + ":" }
             var applies: [(table: SyncedTable, sql: RowApplySQL)] = []
             for table in tables {
                 applies.append((table, try RowApplySQL(db, table: table, row: "d", blobs: blobs)))
