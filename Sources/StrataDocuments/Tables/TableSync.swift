@@ -117,7 +117,7 @@ public final class TableSync: Sendable {
         self.documentsName = documentsName
         let docs = documents.tables.docs
         let blobs = documents.tables.blobs
-        self.tables = try writer.write { db in
+        let (tables, apply) = try writer.write { db -> ([SyncedTable], BatchApply?) in
             try db.execute(sql: """
                 CREATE TABLE IF NOT EXISTS \(Self.outbox(documentsName)) (
                   seq INTEGER PRIMARY KEY,
@@ -141,7 +141,7 @@ public final class TableSync: Sendable {
                   rev TEXT
                 ) WITHOUT ROWID;
                 """)
-            return try names.map { name in
+            let tables = try names.map { name in
                 let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(name))
                 try Self.installTriggers(db, table: table, documentsName: documentsName, docs: docs, blobs: blobs)
                 let isNew = try Row.fetchOne(db, sql: "SELECT 1 FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name]) == nil
@@ -152,18 +152,17 @@ public final class TableSync: Sendable {
                 }
                 return table
             }
-        }
-        // A batch of documents (a pull) reaches the rows with a few
-        // statements for all of it rather than the triggers' nine for each;
-        // unless the file has apply triggers of tables this instance does
-        // not sync (synced by an earlier open), which the batch would leave
-        // out: then the triggers apply every batch.
-        let apply = try writer.write { [tables] db -> BatchApply? in
+            // A batch of documents (a pull) reaches the rows with a few
+            // statements for all of it rather than the triggers' nine for
+            // each; unless the file has apply triggers of tables this
+            // instance does not sync (synced by an earlier open), which the
+            // batch would leave out: then the triggers apply every batch.
             let installed = try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ?",
                                                 arguments: ["\(documentsName)_docs"]).filter { $0.hasSuffix("_applied_insert") }
-            guard Set(installed) == Set(tables.map { "\(documentsName)_\($0.name)_applied_insert" }) else { return nil }
-            return try BatchApply(db, tables: tables, documentsName: documentsName, docs: docs, blobs: blobs)
+            guard Set(installed) == Set(tables.map { Self.triggerName(documentsName, table: $0.name, "applied_insert") }) else { return (tables, nil) }
+            return (tables, try BatchApply(db, tables: tables, documentsName: documentsName, docs: docs, blobs: blobs))
         }
+        self.tables = tables
         if let apply {
             documents.batchWriteHook.value = DocumentDatabase.BatchWriteHook { db, ids in
                 let (seq, noted) = try apply.before(db, ids: ids)
@@ -760,6 +759,11 @@ public final class TableSync: Sendable {
                            blobColumns: Set(try columns.filter { hasBlobAffinity(try $0[1] as String) }.map { try $0[0] as String }))
     }
 
+    /// The name of one of `table`'s triggers (`inserted`, `applied_insert`, …).
+    static func triggerName(_ documentsName: String, table: String, _ suffix: String) -> String {
+        "\(documentsName)_\(table)_\(suffix)"
+    }
+
     /// The triggers of one table: capture (row changes into the outbox) and
     /// apply (document writes into the row).
     private static func installTriggers(_ db: Database, table: SyncedTable, documentsName: String, docs: String, blobs: String) throws {
@@ -767,7 +771,7 @@ public final class TableSync: Sendable {
         let state = state(documentsName)
         let name = quoteIdentifier(table.name)
         let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
-        func trigger(_ suffix: String) -> String { quoteIdentifier("\(documentsName)_\(table.name)_\(suffix)") }
+        func trigger(_ suffix: String) -> String { quoteIdentifier(triggerName(documentsName, table: table.name, suffix)) }
         let idle = "(SELECT applying FROM \(state)) = 0"
         // The insert trigger, the one every new row runs, has no condition
         // (a quarter of its cost): a row the documents' triggers insert is
