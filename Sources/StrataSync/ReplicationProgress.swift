@@ -21,4 +21,16 @@ public struct ReplicationProgress: Sendable, Equatable {
     public var caughtUp = false
 
     public init() {}
+
+    /// The counts of this run and of `later`, a run after it, added; where
+    /// the later run ended.
+    func adding(_ later: ReplicationProgress) -> ReplicationProgress {
+        var sum = later
+        sum.documentsRead += documentsRead
+        sum.documentsWritten += documentsWritten
+        sum.documentWriteFailures += documentWriteFailures
+        sum.revisionsChecked += revisionsChecked
+        sum.revisionsMissing += revisionsMissing
+        return sum
+    }
 }

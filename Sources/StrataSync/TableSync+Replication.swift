@@ -6,7 +6,10 @@ extension TableSync {
     /// Sends the tables' changes to `remote` and receives its changes, once
     /// in each direction: the changes captured since the last call become
     /// documents, then a push and a pull run together (PouchDB's `sync`).
-    /// Rows arriving from `remote` are in the tables when this returns.
+    /// Rows arriving from `remote` are in the tables when this returns, and
+    /// rows that arriving changes changed in turn (an `ON DELETE CASCADE`
+    /// run by a deleted parent, an app's own trigger) are sent in a second
+    /// round before it returns; the counts returned are both rounds'.
     /// Design documents stay where they are (the server's functions, which
     /// the tables do not use); the server's validation still applies to
     /// what is sent, and a refusal is counted in the push's
@@ -23,8 +26,15 @@ extension TableSync {
         try await captureLocalChanges()
         var options = options
         options.skipsDesignDocuments = true
-        let done = try await Replicator.sync(documents, remote, options: options)
+        var done = try await Replicator.sync(documents, remote, options: options)
         try await applyWaitingRows()
+        // One more round at most: an app trigger that changes a row on
+        // every change it sees must not keep this going.
+        if try await captureLocalChanges() > 0 {
+            let again = try await Replicator.sync(documents, remote, options: options)
+            try await applyWaitingRows()
+            done = (done.push.adding(again.push), done.pull.adding(again.pull))
+        }
         return done
     }
 

@@ -668,6 +668,68 @@ import Testing
         #expect(try bobSync.pendingChangeCount() == 0)
     }
 
+    /// A folder deleted on one device while another adds a note to it: the
+    /// second device's `ON DELETE CASCADE`, run by the arriving deletion,
+    /// takes its note away, and that is synced like any local delete. (It
+    /// used to be left uncaptured: the note's document stayed live on the
+    /// server and waited for its folder on every other device, for ever.)
+    /// `batched`: the deletion arrives in a pull's batch, or written alone
+    /// (the documents' triggers apply it).
+    @Test(arguments: [true, false])
+    func rowsACascadeDeletesOnArrivalAreSyncedToo(batched: Bool) async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        let schema = """
+            CREATE TABLE folders(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
+            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, folder_id TEXT REFERENCES folders(id) ON DELETE CASCADE);
+            """
+        func device() throws -> (DatabasePool, TableSync) {
+            let pool = try DatabasePool(path: try makeTemporaryPath())
+            try pool.write { try $0.execute(sql: schema) }
+            return (pool, try TableSync(pool, tables: ["folders", "notes"]))
+        }
+        func rows(_ pool: DatabasePool) throws -> [String] {
+            try pool.read { db in
+                try String.fetchAll(db, sql: "SELECT 'folder ' || id FROM folders UNION ALL SELECT 'note ' || id FROM notes ORDER BY 1")
+            }
+        }
+        let (alice, aliceSync) = try device()
+        let (bob, bobSync) = try device()
+        try await alice.write { try $0.execute(sql: "INSERT INTO folders VALUES ('f1', 'Work'); INSERT INTO notes VALUES ('n1', 'plan', 'f1')") }
+        try await aliceSync.sync(with: remote)
+        try await bobSync.sync(with: remote)
+        #expect(try rows(bob) == ["folder f1", "note n1"])
+
+        // Bob adds a note to the folder and sends it; Alice, who has not
+        // seen it, deletes the folder (her cascade takes n1, and is sent).
+        try await bob.write { try $0.execute(sql: "INSERT INTO notes VALUES ('n2', 'call', 'f1')") }
+        try await bobSync.sync(with: remote)
+        try await alice.write { try $0.execute(sql: "DELETE FROM folders WHERE id = 'f1'") }
+        try await aliceSync.sync(with: remote)
+        #expect(try rows(alice).isEmpty)
+        #expect(try aliceSync.waitingRows(in: "notes") == ["n2"])
+
+        // The deletion reaches Bob; his cascade takes n2 away.
+        if !batched {
+            let leaves = try await remote.openRevisions(id: "folders:f1", revisions: nil, options: DocumentReadOptions(revs: true))
+            guard leaves.count == 1, case .ok(let deletion) = leaves[0] else { Issue.record("\(leaves)"); return }
+            #expect(deletion["_deleted"] == true)
+            _ = try await bobSync.documents.put(deletion, newEdits: false)
+            #expect(try rows(bob).isEmpty)
+        }
+        try await bobSync.sync(with: remote)
+        #expect(try rows(bob).isEmpty)
+        // Bob's deletion of n2 is a revision like any other: sent, and
+        // Alice's waiting note is gone.
+        await #expect(throws: (any Error).self) { try await remote.document(id: "notes:n2") }
+        try await aliceSync.sync(with: remote)
+        for sync in [aliceSync, bobSync] {
+            #expect(try sync.waitingRows(in: "notes").isEmpty)
+            #expect(try sync.pendingChangeCount() == 0)
+            await #expect(throws: (any Error).self) { try await sync.documents.document(id: "notes:n2") }
+        }
+    }
+
     @Test func aDeviceKilledMidSyncResumesWithNothingLostOrDoubled() async throws {
         let server = try await RunningServer.start()
         defer { server.stop() }

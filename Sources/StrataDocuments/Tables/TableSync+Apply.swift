@@ -167,8 +167,10 @@ extension TableSync {
                       AND NOT EXISTS (SELECT 1 FROM \(docs) WHERE id = \(bases).id AND seq > ?)
                     """, arguments: [JSON.array(noted.map(JSON.string)).text, seq])
             }
-            // What the rows' own capture triggers put in the outbox (an
-            // inserted row's) is taken back after: past `mark`.
+            // What the rows' capture triggers put in the outbox for the
+            // batch's own rows is taken back after: past `mark`, of a key
+            // whose document the batch wrote. Other rows changed meanwhile
+            // (by an `ON DELETE CASCADE`, say) stay to be captured.
             try db.execute(sql: "UPDATE \(state) SET applying = 1, mark = (SELECT ifnull(max(seq), 0) FROM \(outbox))")
             var waited = false
             for table in statements {
@@ -182,7 +184,10 @@ extension TableSync {
                 try db.execute(sql: table.delete, arguments: [seq])
                 try db.execute(sql: table.upsert, arguments: [seq])
             }
-            try db.execute(sql: "DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state))")
+            try db.execute(sql: """
+                DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state))
+                  AND EXISTS (SELECT 1 FROM \(docs) WHERE id = \(outbox).tbl || ':' || \(outbox).key AND seq > ?)
+                """, arguments: [seq])
             try db.execute(sql: "UPDATE \(state) SET applying = 0")
             // A child whose parent came later in the batch (a table that
             // refers to itself, or a cycle) is applied now.

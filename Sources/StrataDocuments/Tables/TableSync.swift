@@ -773,11 +773,13 @@ public final class TableSync: Sendable {
         let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
         func trigger(_ suffix: String) -> String { quoteIdentifier(triggerName(documentsName, table: table.name, suffix)) }
         let idle = "(SELECT applying FROM \(state)) = 0"
-        // The insert trigger, the one every new row runs, has no condition
-        // (a quarter of its cost): a row the documents' triggers insert is
-        // captured, and that capture is taken back at once (below, in
-        // `apply`: what the outbox gained past `mark`), so it is never sent
-        // back.
+        // The rows' capture triggers have no condition (a quarter of the
+        // insert trigger's cost): what the documents' triggers write to a
+        // document's own row is captured, and that capture is taken back at
+        // once (below, in `apply`: what the outbox gained past `mark` for
+        // that row's key), so it is never sent back. Anything else the
+        // apply changes is kept and sent: the rows an `ON DELETE CASCADE`
+        // or `SET NULL` changed, or an app's own trigger.
         let sql = try RowApplySQL(db, table: table, row: "NEW", blobs: blobs)
         let (docKey, parentsPresent) = (sql.docKey, sql.parentsPresent)
         let waiting = waiting(documentsName)
@@ -799,7 +801,7 @@ public final class TableSync: Sendable {
             DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey)) AND NOT \(noted);
             INSERT INTO \(name)(\(sql.upsertColumns)) SELECT \(sql.upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT \(noted)
               \(sql.onConflict);
-            DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state));
+            DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state)) AND tbl = \(literal) AND key = \(docKey);
             DELETE FROM \(waiting) WHERE id = NEW.id AND (NEW.deleted OR \(parentsPresent));
             INSERT INTO \(waiting)(id) SELECT NEW.id WHERE NOT NEW.deleted AND NOT (\(parentsPresent))
               AND NOT EXISTS (SELECT 1 FROM \(waiting) WHERE id = NEW.id);
@@ -813,11 +815,11 @@ public final class TableSync: Sendable {
             CREATE TRIGGER \(trigger("inserted")) AFTER INSERT ON \(name) BEGIN
               INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("NEW")));
             END;
-            CREATE TRIGGER \(trigger("updated")) AFTER UPDATE ON \(name) WHEN \(idle) BEGIN
+            CREATE TRIGGER \(trigger("updated")) AFTER UPDATE ON \(name) BEGIN
               INSERT INTO \(outbox)(tbl, key) SELECT \(literal), \(table.keySQL("OLD")) WHERE \(table.keySQL("OLD")) IS NOT \(table.keySQL("NEW"));
               INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("NEW")));
             END;
-            CREATE TRIGGER \(trigger("deleted")) AFTER DELETE ON \(name) WHEN \(idle) BEGIN
+            CREATE TRIGGER \(trigger("deleted")) AFTER DELETE ON \(name) BEGIN
               INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("OLD")));
             END;
             CREATE TRIGGER \(trigger("applied_insert")) AFTER INSERT ON \(docs) WHEN \(sql.isTable) AND \(idle) BEGIN
