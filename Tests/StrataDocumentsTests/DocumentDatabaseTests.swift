@@ -398,10 +398,19 @@ func obj(_ text: String) throws -> JSONObject {
         #expect(results.count == 3)
         if case .failure(let e) = results[1] { #expect(e.kind == .conflict) } else { Issue.record("expected a conflict") }
         #expect(try db.info().documentCount == 3)
+        // A sequence each for the written ones (a batch takes them without
+        // a statement each, and records the last).
+        #expect(try db.info().updateSequence == 3)
+        #expect(try db.changes(ChangesOptions()).results.map(\.seq) == [1, 2, 3] as [ChangeSequence])
         #expect(throws: DocumentError.self) {
             try db.bulkPut([try obj(#"{"_id":"n2"}"#), try obj(#"{"_id":"taken"}"#)], allOrNothing: true)
         }
         #expect(try db.info().documentCount == 3)
+        #expect(try db.info().updateSequence == 3)
+        _ = try db.bulkPut([try obj(#"{"_id":"n3"}"#), try obj(#"{"_id":"taken"}"#)])
+        #expect(try db.info().updateSequence == 4)
+        #expect(try db.put(obj(#"{"_id":"n4"}"#)).rev.hasPrefix("1-"))
+        #expect(try db.info().updateSequence == 5)
     }
 
     /// A batch shares one savepoint; a document refused after it wrote
@@ -421,6 +430,10 @@ func obj(_ text: String) throws -> JSONObject {
         #expect(throws: DocumentError.self) { try db.document(id: "half") }
         #expect(try db.document(id: "first")["_rev"] == results[0].map { .string($0.rev) }.get())
         #expect(try db.info().documentCount == 3)
+        // The writes done before the batch was sent again took no sequence.
+        #expect(try db.info().updateSequence == 3)
+        #expect(try db.changes(ChangesOptions()).results.map(\.id) == ["taken", "first", "last"])
+        #expect(try db.changes(ChangesOptions()).results.map(\.seq) == [1, 2, 3] as [ChangeSequence])
         // The same in a group of writers (a server's concurrent requests).
         let grouped = try db.putEach([(try obj(#"{"_id":"g1"}"#), true, nil), (refused, true, nil), (try obj(#"{"_id":"taken"}"#), true, nil), (try obj(#"{"_id":"g2"}"#), true, nil)])
         #expect(grouped.map { (try? $0.get()) != nil } == [true, false, false, true])
