@@ -347,6 +347,50 @@ func obj(_ text: String) throws -> JSONObject {
         #expect(withDocs.results.first?.doc?["v"] == .int(2))
     }
 
+    /// A replicated batch reads no tree for documents it is the first to
+    /// bring; a document brought twice in it (two conflicting leaves) and
+    /// one already here still merge with what is there.
+    @Test func aReplicatedBatchMergesNewAndKnownDocuments() throws {
+        let db = try makeDocuments()
+        _ = try db.bulkPut([try obj(#"{"_id":"known","_rev":"1-11","_revisions":{"start":1,"ids":["11"]}}"#)], newEdits: false)
+        var batch = try (0..<8).map { try obj(#"{"_id":"d\#($0)","_rev":"1-aa","_revisions":{"start":1,"ids":["aa"]}}"#) }
+        batch.insert(try obj(#"{"_id":"twice","_rev":"2-aa","_revisions":{"start":2,"ids":["aa","11"]}}"#), at: 3)
+        batch.insert(try obj(#"{"_id":"twice","_rev":"2-bb","_revisions":{"start":2,"ids":["bb","11"]}}"#), at: 6)
+        batch.append(try obj(#"{"_id":"known","_rev":"2-cc","_revisions":{"start":2,"ids":["cc","11"]}}"#))
+        batch.append(try obj(#"{"_id":"known","_rev":"2-dd","_revisions":{"start":2,"ids":["dd","11"]}}"#))
+        let results = try db.bulkPut(batch, newEdits: false)
+        #expect(results.allSatisfy { (try? $0.get()) != nil })
+        let twice = try db.document(id: "twice", options: DocumentReadOptions(conflicts: true))
+        #expect(twice["_rev"] == "2-bb" && twice["_conflicts"] == ["2-aa"])
+        let known = try db.document(id: "known", options: DocumentReadOptions(revs: true, conflicts: true))
+        #expect(known["_rev"] == "2-dd" && known["_conflicts"] == ["2-cc"])
+        #expect(known["_revisions"]?["ids"] == ["dd", "11"])
+        #expect(try db.info().documentCount == 10)
+        #expect(try db.info().updateSequence == 13)
+    }
+
+    /// `style=all_docs` lists every leaf, the winner first (a document
+    /// with one leaf is listed from its row, without its tree).
+    @Test func theAllDocsStyleListsEveryLeaf() throws {
+        let db = try makeDocuments()
+        let single = try db.put(obj(#"{"_id":"single","kind":"note"}"#))
+        _ = try db.bulkPut([try obj(#"{"_id":"both","_rev":"2-aa","_revisions":{"start":2,"ids":["aa","11"]}}"#),
+                            try obj(#"{"_id":"both","_rev":"2-bb","_revisions":{"start":2,"ids":["bb","11"]}}"#)], newEdits: false)
+        let gone = try db.put(obj(#"{"_id":"gone"}"#))
+        let deletion = try db.delete(id: "gone", rev: gone.rev)
+        let changes = try db.changes(ChangesOptions(style: .allDocs)).results
+        #expect(changes.map(\.id) == ["single", "both", "gone"])
+        #expect(changes.map(\.changes) == [[single.rev], ["2-bb", "2-aa"], [deletion.rev]])
+        #expect(try db.changes(ChangesOptions(style: .mainOnly)).results.map(\.changes) == [[single.rev], ["2-bb"], [deletion.rev]])
+        // A Swift filter and a selector still see the bodies.
+        var options = ChangesOptions(style: .allDocs)
+        options.filter = { $0["kind"] == "note" || $0["_id"] == "both" }
+        #expect(try db.changes(options).results.map(\.changes) == [[single.rev], ["2-bb", "2-aa"]])
+        options.filter = nil
+        options.selector = ["kind": "note"]
+        #expect(try db.changes(options).results.map(\.id) == ["single"])
+    }
+
     /// As CouchDB's `_selector` filter: a deleted winner is matched too,
     /// with its body and `_deleted: true`, so a deletion that kept the
     /// members passes, a bare one does not, and a selector may ask for

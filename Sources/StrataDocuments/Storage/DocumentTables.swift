@@ -310,16 +310,20 @@ struct DocumentTables: Sendable {
     func bulkWrite(_ db: Database, documents: [JSONObject], newEdits: Bool, allOrNothing: Bool,
                    validation: (@Sendable (Database, JSONObject) throws -> Void)? = nil) throws -> [Result<DocumentWriteResult, DocumentError>] {
         let sequences = try SequenceBlock(db, tables: self)
+        var new = try newDocuments(db, documents)
         let results = try DocumentTables.eachIsolated(db, documents.count, allOrNothing: allOrNothing) { i in
             // `eachIsolated` starts again from the first write after rolling
             // back all of them.
             if i == 0 { sequences.rewind(to: sequences.start) }
             let before = sequences.last
+            // A document's second revision in the batch reads the tree the
+            // first made (and so does every write after a rollback).
+            let isNew = documents[i]["_id"]?.stringValue.map { new.remove($0) != nil } ?? false
             do {
                 try validation?(db, documents[i])
                 // `DocumentDatabase.bulkPut` checked every document's shape
                 // before the transaction.
-                return try write(db, document: documents[i], newEdits: newEdits, structureChecked: true, sequences: sequences)
+                return try write(db, document: documents[i], newEdits: newEdits, structureChecked: true, sequences: sequences, isNew: isNew)
             } catch {
                 // Nothing of a refused write stays.
                 sequences.rewind(to: before)
@@ -331,6 +335,16 @@ struct DocumentTables: Sendable {
     }
 
     private struct RefusedAfterWriting: Error {}
+
+    /// The ids of a batch's documents that have no revision here, in one
+    /// query (a batch of a few asks none): their trees are empty, and
+    /// need not be read one by one.
+    private func newDocuments(_ db: Database, _ documents: [JSONObject]) throws -> Set<String> {
+        guard documents.count >= 8 else { return [] }
+        let ids = documents.compactMap { $0["_id"]?.stringValue }
+        return Set(try String.fetchAll(db, sql: "SELECT j.value FROM json_each(?) AS j WHERE NOT EXISTS (SELECT 1 FROM \(revs) WHERE doc = j.value)",
+                                       arguments: [JSON.array(ids.map(JSON.string)).text]))
+    }
 
     /// Runs `write(0)`, `write(1)`, … `write(count - 1)` in the open
     /// transaction, each with its own result: a ``DocumentError`` from one
@@ -382,8 +396,11 @@ struct DocumentTables: Sendable {
     ///     (name → digest), given in `document` as stubs.
     ///   - structureChecked: whether the caller has already made
     ///     ``checkStructure(_:)``'s checks of the document.
+    ///   - sequences: a batch's update sequences (nil: one is taken here).
+    ///   - isNew: whether the caller knows the document has no revision
+    ///     here (its tree is then not read).
     func write(_ db: Database, document: JSONObject, newEdits: Bool, stored: [String: AttachmentDigest] = [:],
-               structureChecked: Bool = false, sequences: SequenceBlock? = nil) throws -> DocumentWriteResult {
+               structureChecked: Bool = false, sequences: SequenceBlock? = nil, isNew: Bool = false) throws -> DocumentWriteResult {
         if !structureChecked { try DocumentTables.checkStructure(document) }
         let id = document["_id"]?.stringValue ?? DocumentTables.newID()
         if id.hasPrefix("_local/") { return try writeLocal(db, document: document) }
@@ -398,7 +415,7 @@ struct DocumentTables: Sendable {
            let written = try extendOnlyLeaf(db, id: id, rev: revText, body: body, sequences: sequences) {
             return written
         }
-        var tree = try loadTree(db, id: id)
+        var tree = isNew ? RevisionTree() : try loadTree(db, id: id)
         let newRev: Revision
         let parent: Revision?
         if newEdits {
@@ -1003,7 +1020,10 @@ struct DocumentTables: Sendable {
         let lastSeq = try updateSequence(db)
         let since = options.since == .now ? lastSeq : options.since.number ?? 0
         let order = options.descending ? "DESC" : "ASC"
-        var sql = "SELECT id, seq, rev, deleted, body FROM \(docs) WHERE seq > ?"
+        // The body only for a selector or a filter; `leaves` says when the
+        // winner is the only leaf, whose tree `all_docs` need not read.
+        let readsBody = options.selector != nil || options.filter != nil
+        var sql = "SELECT id, seq, rev, deleted, \(readsBody ? "body" : "NULL"), leaves FROM \(docs) WHERE seq > ?"
         var arguments: [(any DatabaseValueConvertible)?] = [options.descending ? 0 : since]
         if options.designOnly { sql += " AND id >= '_design/' AND id < '_design0'" }
         if let ids = options.documentIDs {
@@ -1047,8 +1067,10 @@ struct DocumentTables: Sendable {
                 if try !filter(doc) { continue }
             }
             var revisions: [String] = [try row[2]]
-            // The tree, read once, when the style or the documents need it.
-            let tree = options.style == .allDocs || options.includeDocs ? try loadTree(db, id: id) : nil
+            // The tree, read once, when the style or the documents need it
+            // (the style not when the winner is the only leaf).
+            let onlyLeaf = try row[5] as Int? == 1
+            let tree = options.style == .allDocs && !onlyLeaf || options.includeDocs ? try loadTree(db, id: id) : nil
             if options.style == .allDocs, let tree {
                 let winner = tree.winner?.revision
                 revisions = [winner?.description ?? revisions[0]] + tree.leaves.map(\.revision).filter { $0 != winner }.sorted(by: >).map(\.description)
