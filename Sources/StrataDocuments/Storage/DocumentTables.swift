@@ -510,17 +510,29 @@ struct DocumentTables: Sendable {
         return newRev
     }
 
-    /// Writes the first revision of a document that has never been in the
-    /// database (no revision of it, not even a deleted one), with the update
-    /// sequence `seq` (the caller records it). Answers the revision.
-    func createDocument(_ db: Database, id: String, body: JSONObject, seq: Int) throws -> Revision {
-        let rev = Revision(depth: 1, hash: RevisionID.make(deleted: false, parent: nil, body: body, attachments: []))
-        let bodyText = JSON.object(body).text
-        try db.execute(sql: "INSERT INTO \(revs)(doc, rev, depth, parent, deleted, seq, body, attachments) VALUES (?, ?, 1, NULL, 0, ?, ?, NULL)",
-                       arguments: [id, rev.description, seq, bodyText])
-        try db.execute(sql: "INSERT INTO \(docs)(id, seq, rev, deleted, body, attachments, leaves) VALUES (?, ?, ?, 0, ?, NULL, 1)",
-                       arguments: [id, seq, rev.description, bodyText])
-        return rev
+    /// Writes the first revisions of documents that have never been in the
+    /// database (no revision of them, not even a deleted one): two
+    /// statements prepared once for many documents, their values bound by
+    /// type.
+    struct DocumentCreation {
+        let revision: Statement
+        let document: Statement
+
+        init(_ db: Database, tables: DocumentTables) throws {
+            revision = try db.makeStatement(sql: "INSERT INTO \(tables.revs)(doc, rev, depth, parent, deleted, seq, body, attachments) VALUES (?, ?, 1, NULL, 0, ?, ?, NULL)")
+            document = try db.makeStatement(sql: "INSERT INTO \(tables.docs)(id, seq, rev, deleted, body, attachments, leaves) VALUES (?, ?, ?, 0, ?, NULL, 1)")
+        }
+
+        /// Writes `id`'s first revision with the update sequence `seq`
+        /// (the caller records it). Answers the revision.
+        func create(id: String, body: JSONObject, seq: Int) throws -> Revision {
+            let rev = Revision(depth: 1, hash: RevisionID.make(deleted: false, parent: nil, body: body, attachments: []))
+            let bodyText = JSON.object(body).text
+            let revText = rev.description
+            try revision.execute(binding: id, revText, seq, bodyText)
+            try document.execute(binding: id, seq, revText, bodyText)
+            return rev
+        }
     }
 
     /// Purges the leaf revisions `revisions` of the document `id`: they and

@@ -434,11 +434,13 @@ public final class TableSync: Sendable {
         /// Writes the buffered revisions and records the update sequence.
         mutating func finish() throws {
             buffered.sort { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+            var creation: DocumentTables.DocumentCreation?
             for write in buffered {
                 if let parent = write.parent {
                     _ = try tables.appendRevision(db, id: write.id, parent: parent, body: write.body, seq: write.seq, revsLimit: revsLimit)
                 } else {
-                    _ = try tables.createDocument(db, id: write.id, body: write.body, seq: write.seq)
+                    if creation == nil { creation = try DocumentTables.DocumentCreation(db, tables: tables) }
+                    _ = try creation!.create(id: write.id, body: write.body, seq: write.seq)
                 }
             }
             buffered.removeAll()
