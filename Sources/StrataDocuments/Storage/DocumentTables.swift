@@ -121,19 +121,25 @@ struct DocumentTables: Sendable {
         try meta(db, "update_seq")?.intValue ?? 0
     }
 
-    /// Update sequences handed to the writes of one batch without a
-    /// statement each: the sequence and `revs_limit` are read once before
-    /// the batch, and the sequence recorded once after it (a tenth of a
-    /// replicated batch's time went to taking them one by one).
-    final class SequenceBlock {
+    /// What the writes of one batch share. Update sequences, handed out
+    /// without a statement each: the sequence and `revs_limit` are read
+    /// once before the batch, and the sequence recorded once after it (a
+    /// tenth of a replicated batch's time went to taking them one by one).
+    /// And the statements that write a revision and its document, prepared
+    /// once, their values bound by type.
+    final class Batch {
         let start: Int
         let revsLimit: Int
         private(set) var last: Int
+        let insertRevision: Statement
+        let upsertDocument: Statement
 
         init(_ db: Database, tables: DocumentTables) throws {
             start = try tables.updateSequence(db)
             last = start
             revsLimit = try tables.meta(db, "revs_limit")?.intValue ?? 1000
+            insertRevision = try db.makeStatement(sql: tables.insertRevisionSQL)
+            upsertDocument = try db.makeStatement(sql: tables.upsertDocumentSQL)
         }
 
         func next() -> Int {
@@ -153,7 +159,7 @@ struct DocumentTables: Sendable {
 
     /// The next update sequence and `revs_limit`: from `block` in a batch,
     /// else taken (and recorded) in one statement.
-    private func nextSequence(_ db: Database, _ block: SequenceBlock?) throws -> (seq: Int, revsLimit: Int) {
+    private func nextSequence(_ db: Database, _ block: Batch?) throws -> (seq: Int, revsLimit: Int) {
         guard let block else { return try nextSequenceAndRevsLimit(db) }
         return (block.next(), block.revsLimit)
     }
@@ -309,13 +315,13 @@ struct DocumentTables: Sendable {
 
     func bulkWrite(_ db: Database, documents: [JSONObject], newEdits: Bool, allOrNothing: Bool,
                    validation: (@Sendable (Database, JSONObject) throws -> Void)? = nil) throws -> [Result<DocumentWriteResult, DocumentError>] {
-        let sequences = try SequenceBlock(db, tables: self)
+        let batch = try Batch(db, tables: self)
         var new = try newDocuments(db, documents)
         let results = try DocumentTables.eachIsolated(db, documents.count, allOrNothing: allOrNothing) { i in
             // `eachIsolated` starts again from the first write after rolling
             // back all of them.
-            if i == 0 { sequences.rewind(to: sequences.start) }
-            let before = sequences.last
+            if i == 0 { batch.rewind(to: batch.start) }
+            let before = batch.last
             // A document's second revision in the batch reads the tree the
             // first made (and so does every write after a rollback).
             let isNew = documents[i]["_id"]?.stringValue.map { new.remove($0) != nil } ?? false
@@ -323,14 +329,14 @@ struct DocumentTables: Sendable {
                 try validation?(db, documents[i])
                 // `DocumentDatabase.bulkPut` checked every document's shape
                 // before the transaction.
-                return try write(db, document: documents[i], newEdits: newEdits, structureChecked: true, sequences: sequences, isNew: isNew)
+                return try write(db, document: documents[i], newEdits: newEdits, structureChecked: true, batch: batch, isNew: isNew)
             } catch {
                 // Nothing of a refused write stays.
-                sequences.rewind(to: before)
+                batch.rewind(to: before)
                 throw error
             }
         }
-        try sequences.record(db, tables: self)
+        try batch.record(db, tables: self)
         return results
     }
 
@@ -396,11 +402,11 @@ struct DocumentTables: Sendable {
     ///     (name → digest), given in `document` as stubs.
     ///   - structureChecked: whether the caller has already made
     ///     ``checkStructure(_:)``'s checks of the document.
-    ///   - sequences: a batch's update sequences (nil: one is taken here).
+    ///   - batch: what a batch's writes share (nil: a write alone).
     ///   - isNew: whether the caller knows the document has no revision
     ///     here (its tree is then not read).
     func write(_ db: Database, document: JSONObject, newEdits: Bool, stored: [String: AttachmentDigest] = [:],
-               structureChecked: Bool = false, sequences: SequenceBlock? = nil, isNew: Bool = false) throws -> DocumentWriteResult {
+               structureChecked: Bool = false, batch: Batch? = nil, isNew: Bool = false) throws -> DocumentWriteResult {
         if !structureChecked { try DocumentTables.checkStructure(document) }
         let id = document["_id"]?.stringValue ?? DocumentTables.newID()
         if id.hasPrefix("_local/") { return try writeLocal(db, document: document) }
@@ -412,7 +418,7 @@ struct DocumentTables: Sendable {
         }
         let deleted = document["_deleted"]?.boolValue ?? false
         if newEdits, !deleted, document["_attachments"] == nil, let revText = document["_rev"]?.stringValue,
-           let written = try extendOnlyLeaf(db, id: id, rev: revText, body: body, sequences: sequences) {
+           let written = try extendOnlyLeaf(db, id: id, rev: revText, body: body, batch: batch) {
             return written
         }
         var tree = isNew ? RevisionTree() : try loadTree(db, id: id)
@@ -445,7 +451,7 @@ struct DocumentTables: Sendable {
                               hash: RevisionID.make(deleted: deleted, parent: parent, body: body, attachments: attachments?.revisionInput ?? []))
             if tree.contains(newRev) { throw DocumentError.conflict }
             tree.add(newRev, parent: parent, deleted: deleted)
-            try finishWrite(db, id: id, tree: &tree, added: [newRev], newest: newRev, body: body, attachments: attachments, deleted: deleted, sequences: sequences)
+            try finishWrite(db, id: id, tree: &tree, added: [newRev], newest: newRev, body: body, attachments: attachments, deleted: deleted, batch: batch)
         } else {
             guard let text = document["_rev"]?.stringValue, let rev = Revision(text) else {
                 throw DocumentError(.badRequest, "Document rev is required when new_edits is false")
@@ -464,7 +470,7 @@ struct DocumentTables: Sendable {
             if tree.contains(rev) { return DocumentWriteResult(id: id, rev: rev.description) }
             let attachments = try resolveAttachments(db, id: id, document: document, tree: tree, parent: path.dropFirst().first { tree.contains($0) }, depth: rev.depth)
             let added = tree.merge(path: path, deleted: deleted)
-            try finishWrite(db, id: id, tree: &tree, added: added, newest: rev, body: body, attachments: attachments, deleted: deleted, sequences: sequences)
+            try finishWrite(db, id: id, tree: &tree, added: added, newest: rev, body: body, attachments: attachments, deleted: deleted, batch: batch)
             newRev = rev
         }
         return DocumentWriteResult(id: id, rev: newRev.description)
@@ -477,13 +483,13 @@ struct DocumentTables: Sendable {
     /// Answers nil when the write is not of that kind.
     static let stemmingInterval = 64
 
-    private func extendOnlyLeaf(_ db: Database, id: String, rev revText: String, body: JSONObject, sequences: SequenceBlock?) throws -> DocumentWriteResult? {
+    private func extendOnlyLeaf(_ db: Database, id: String, rev revText: String, body: JSONObject, batch: Batch?) throws -> DocumentWriteResult? {
         guard let row = try Row.fetchOne(db, sql: "SELECT rev, deleted, leaves FROM \(docs) WHERE id = ?", arguments: [id]),
               try row[0] as String == revText, !(try row[1] as Bool), try row[2] as Int? == 1,
               let parent = Revision(revText), parent.depth > 0,
               parent.hash.utf8.count != 32 || parent.hash.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
         else { return nil }
-        let (seq, limit) = try nextSequence(db, sequences)
+        let (seq, limit) = try nextSequence(db, batch)
         let newRev = try appendRevision(db, id: id, parent: parent, body: body, seq: seq, revsLimit: limit)
         return DocumentWriteResult(id: id, rev: newRev.description)
     }
@@ -567,8 +573,8 @@ struct DocumentTables: Sendable {
     }
 
     private func finishWrite(_ db: Database, id: String, tree: inout RevisionTree, added: [Revision], newest: Revision, body: JSONObject, attachments: StoredAttachments?, deleted: Bool,
-                             sequences: SequenceBlock?) throws {
-        let (seq, limit) = try nextSequence(db, sequences)
+                             batch: Batch?) throws {
+        let (seq, limit) = try nextSequence(db, batch)
         // A tree no larger than the limit has no path longer than it.
         let removed = tree.nodes.count > limit ? tree.stem(limit: limit) : []
         let bodyText = JSON.object(body).text
@@ -576,10 +582,14 @@ struct DocumentTables: Sendable {
         for rev in added.reversed() where tree.contains(rev) {
             let node = tree[rev]!
             let isNewest = rev == newest
-            try db.execute(
-                sql: "INSERT INTO \(revs)(doc, rev, depth, parent, deleted, seq, body, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                arguments: [id, rev.description, rev.depth, node.parent?.description, node.deleted, isNewest ? seq : nil,
-                            isNewest ? bodyText : nil, isNewest ? attachmentsText : nil])
+            if let batch {
+                try batch.insertRevision.execute(binding: id, rev.description, rev.depth, node.parent?.description, node.deleted,
+                                                     isNewest ? seq : nil, isNewest ? bodyText : nil, isNewest ? attachmentsText : nil)
+            } else {
+                try db.execute(sql: insertRevisionSQL,
+                               arguments: [id, rev.description, rev.depth, node.parent?.description, node.deleted, isNewest ? seq : nil,
+                                           isNewest ? bodyText : nil, isNewest ? attachmentsText : nil])
+            }
         }
         for rev in removed {
             try db.execute(sql: "DELETE FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description])
@@ -602,11 +612,26 @@ struct DocumentTables: Sendable {
             winnerBody = "{}"
             winnerAttachments = nil
         }
-        try db.execute(sql: """
-            INSERT INTO \(docs)(id, seq, rev, deleted, body, attachments, leaves) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, rev = excluded.rev, deleted = excluded.deleted,
-              body = excluded.body, attachments = excluded.attachments, leaves = excluded.leaves
-            """, arguments: [id, seq, winner.revision.description, winner.deleted, winnerBody, winnerAttachments, tree.leaves.count])
+        if let batch {
+            try batch.upsertDocument.execute(binding: id, seq, winner.revision.description, winner.deleted, winnerBody, winnerAttachments,
+                                                 tree.leaves.count)
+        } else {
+            try db.execute(sql: upsertDocumentSQL,
+                           arguments: [id, seq, winner.revision.description, winner.deleted, winnerBody, winnerAttachments, tree.leaves.count])
+        }
+    }
+
+    /// `finishWrite`'s statements: a revision, and the document's row.
+    var insertRevisionSQL: String {
+        "INSERT INTO \(revs)(doc, rev, depth, parent, deleted, seq, body, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    }
+
+    var upsertDocumentSQL: String {
+        """
+        INSERT INTO \(docs)(id, seq, rev, deleted, body, attachments, leaves) VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, rev = excluded.rev, deleted = excluded.deleted,
+          body = excluded.body, attachments = excluded.attachments, leaves = excluded.leaves
+        """
     }
 
     // MARK: attachments
