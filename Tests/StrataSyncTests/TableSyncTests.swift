@@ -46,9 +46,14 @@ import Testing
 
     /// A device file made by `schema`, syncing `table`.
     static func device(_ schema: String, syncing table: String) throws -> (DatabasePool, TableSync) {
+        try device(schema, syncing: [table])
+    }
+
+    /// A device file made by `schema`, syncing `tables`.
+    static func device(_ schema: String, syncing tables: [String]) throws -> (DatabasePool, TableSync) {
         let pool = try DatabasePool(path: try makeTemporaryPath())
         try pool.write { try $0.execute(sql: schema) }
-        return (pool, try TableSync(pool, tables: [table]))
+        return (pool, try TableSync(pool, tables: tables))
     }
 
     /// The rows `sql` reads, a line each, their values joined by `|`.
@@ -611,18 +616,13 @@ import Testing
             CREATE TABLE folders(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
             CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, folder_id TEXT REFERENCES folders(id));
             """
-        func device() throws -> (DatabasePool, TableSync) {
-            let pool = try DatabasePool(path: try makeTemporaryPath())
-            try pool.write { try $0.execute(sql: schema) }
-            return (pool, try TableSync(pool, tables: ["folders", "notes"]))
-        }
         func rows(_ pool: DatabasePool) throws -> [String] {
             try pool.read { db in
                 try String.fetchAll(db, sql: "SELECT 'folder ' || id FROM folders UNION ALL SELECT 'note ' || id || ' in ' || ifnull(folder_id, '-') FROM notes ORDER BY 1")
             }
         }
-        let (alice, aliceSync) = try device()
-        let (bob, bobSync) = try device()
+        let (alice, aliceSync) = try Self.device(schema, syncing: ["folders", "notes"])
+        let (bob, bobSync) = try Self.device(schema, syncing: ["folders", "notes"])
         // Alice writes a note before its folder (foreign keys checked at
         // commit), so the note's document comes first in her changes.
         try await alice.write { db in
@@ -683,18 +683,13 @@ import Testing
             CREATE TABLE folders(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL);
             CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, folder_id TEXT REFERENCES folders(id) ON DELETE CASCADE);
             """
-        func device() throws -> (DatabasePool, TableSync) {
-            let pool = try DatabasePool(path: try makeTemporaryPath())
-            try pool.write { try $0.execute(sql: schema) }
-            return (pool, try TableSync(pool, tables: ["folders", "notes"]))
-        }
         func rows(_ pool: DatabasePool) throws -> [String] {
             try pool.read { db in
                 try String.fetchAll(db, sql: "SELECT 'folder ' || id FROM folders UNION ALL SELECT 'note ' || id FROM notes ORDER BY 1")
             }
         }
-        let (alice, aliceSync) = try device()
-        let (bob, bobSync) = try device()
+        let (alice, aliceSync) = try Self.device(schema, syncing: ["folders", "notes"])
+        let (bob, bobSync) = try Self.device(schema, syncing: ["folders", "notes"])
         try await alice.write { try $0.execute(sql: "INSERT INTO folders VALUES ('f1', 'Work'); INSERT INTO notes VALUES ('n1', 'plan', 'f1')") }
         try await aliceSync.sync(with: remote)
         try await bobSync.sync(with: remote)
