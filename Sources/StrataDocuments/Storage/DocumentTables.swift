@@ -157,11 +157,11 @@ struct DocumentTables: Sendable {
         }
     }
 
-    /// The next update sequence and `revs_limit`: from `block` in a batch,
-    /// else taken (and recorded) in one statement.
-    private func nextSequence(_ db: Database, _ block: Batch?) throws -> (seq: Int, revsLimit: Int) {
-        guard let block else { return try nextSequenceAndRevsLimit(db) }
-        return (block.next(), block.revsLimit)
+    /// The next update sequence and `revs_limit`: from `batch`, else taken
+    /// (and recorded) in one statement.
+    private func nextSequence(_ db: Database, _ batch: Batch?) throws -> (seq: Int, revsLimit: Int) {
+        guard let batch else { return try nextSequenceAndRevsLimit(db) }
+        return (batch.next(), batch.revsLimit)
     }
 
     /// Takes the next update sequence (recording it) and reads `revs_limit`,
@@ -516,29 +516,17 @@ struct DocumentTables: Sendable {
         return newRev
     }
 
-    /// Writes the first revisions of documents that have never been in the
-    /// database (no revision of them, not even a deleted one): two
-    /// statements prepared once for many documents, their values bound by
-    /// type.
-    struct DocumentCreation {
-        let revision: Statement
-        let document: Statement
-
-        init(_ db: Database, tables: DocumentTables) throws {
-            revision = try db.makeStatement(sql: "INSERT INTO \(tables.revs)(doc, rev, depth, parent, deleted, seq, body, attachments) VALUES (?, ?, 1, NULL, 0, ?, ?, NULL)")
-            document = try db.makeStatement(sql: "INSERT INTO \(tables.docs)(id, seq, rev, deleted, body, attachments, leaves) VALUES (?, ?, ?, 0, ?, NULL, 1)")
-        }
-
-        /// Writes `id`'s first revision with the update sequence `seq`
-        /// (the caller records it). Answers the revision.
-        func create(id: String, body: JSONObject, seq: Int) throws -> Revision {
-            let rev = Revision(depth: 1, hash: RevisionID.make(deleted: false, parent: nil, body: body, attachments: []))
-            let bodyText = JSON.object(body).text
-            let revText = rev.description
-            try revision.execute(binding: id, revText, seq, bodyText)
-            try document.execute(binding: id, seq, revText, bodyText)
-            return rev
-        }
+    /// Writes the first revision of a document that has never been in the
+    /// database (no revision of it, not even a deleted one), with the update
+    /// sequence `seq`, taken from `batch` (which records it), through the
+    /// batch's statements. Answers the revision.
+    func createDocument(_ batch: Batch, id: String, body: JSONObject, seq: Int) throws -> Revision {
+        let rev = Revision(depth: 1, hash: RevisionID.make(deleted: false, parent: nil, body: body, attachments: []))
+        let bodyText = JSON.object(body).text
+        let revText = rev.description
+        try batch.insertRevision.execute(binding: id, revText, 1, String?.none, false, seq, bodyText, String?.none)
+        try batch.upsertDocument.execute(binding: id, seq, revText, false, bodyText, String?.none, 1)
+        return rev
     }
 
     /// Purges the leaf revisions `revisions` of the document `id`: they and
@@ -584,7 +572,7 @@ struct DocumentTables: Sendable {
             let isNewest = rev == newest
             if let batch {
                 try batch.insertRevision.execute(binding: id, rev.description, rev.depth, node.parent?.description, node.deleted,
-                                                     isNewest ? seq : nil, isNewest ? bodyText : nil, isNewest ? attachmentsText : nil)
+                                                 isNewest ? seq : nil, isNewest ? bodyText : nil, isNewest ? attachmentsText : nil)
             } else {
                 try db.execute(sql: insertRevisionSQL,
                                arguments: [id, rev.description, rev.depth, node.parent?.description, node.deleted, isNewest ? seq : nil,
@@ -614,7 +602,7 @@ struct DocumentTables: Sendable {
         }
         if let batch {
             try batch.upsertDocument.execute(binding: id, seq, winner.revision.description, winner.deleted, winnerBody, winnerAttachments,
-                                                 tree.leaves.count)
+                                             tree.leaves.count)
         } else {
             try db.execute(sql: upsertDocumentSQL,
                            arguments: [id, seq, winner.revision.description, winner.deleted, winnerBody, winnerAttachments, tree.leaves.count])

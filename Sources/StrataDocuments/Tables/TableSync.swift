@@ -299,16 +299,14 @@ public final class TableSync: Sendable {
 
     /// Writes the documents of captured rows, one transaction's worth: the
     /// common cases (a document's first revision, a new revision on its only
-    /// leaf) straight into the document tables, the update sequence
-    /// recorded once at the end; the others (deletions, conflicted or
-    /// deleted documents) through the general write.
+    /// leaf) straight into the document tables, the others (deletions,
+    /// conflicted or deleted documents) through the general write; all of
+    /// them with update sequences in the order of the changes, from one
+    /// batch that records the last once at the end.
     private struct LocalEdits {
         let db: Database
         let tables: DocumentTables
-        let revsLimit: Int
-        var seq: Int
-        /// Whether `seq` moved since it was last recorded.
-        var unrecorded = false
+        let batch: DocumentTables.Batch
         /// The documents whose row was changed here on an older revision
         /// than the winner, and that revision (nil: none), from the
         /// bases table.
@@ -325,8 +323,7 @@ public final class TableSync: Sendable {
         init(_ db: Database, tables: DocumentTables) throws {
             self.db = db
             self.tables = tables
-            revsLimit = try tables.meta(db, "revs_limit")?.intValue ?? 1000
-            seq = try tables.updateSequence(db)
+            batch = try DocumentTables.Batch(db, tables: tables)
         }
 
         /// Writes one row's document as the row is now; false when it
@@ -376,13 +373,9 @@ public final class TableSync: Sendable {
                 try branch(document, id: change.id, on: base,
                            attachments: zip(blobs, digests).map { ($0.name, TableSync.blobContentType, $1) })
             } else if blobs.isEmpty, stored.isEmpty, change.rev == nil {
-                seq += 1
-                unrecorded = true
-                buffered.append((change.id, seq, body, nil))
+                buffered.append((change.id, batch.next(), body, nil))
             } else if blobs.isEmpty, stored.isEmpty, live, change.leaves == 1, let parent = change.rev {
-                seq += 1
-                unrecorded = true
-                buffered.append((change.id, seq, body, parent))
+                buffered.append((change.id, batch.next(), body, parent))
             } else {
                 var document = body
                 document["_id"] = .string(change.id)
@@ -423,30 +416,24 @@ public final class TableSync: Sendable {
             branched.append(id)
         }
 
-        /// A write through `DocumentTables.write`, which reads and records
-        /// the update sequence itself.
-        private mutating func general(_ document: JSONObject, newEdits: Bool = true) throws {
-            try finish()
-            _ = try tables.write(db, document: document, newEdits: newEdits)
-            seq = try tables.updateSequence(db)
+        /// A write through `DocumentTables.write`, its sequence from the
+        /// batch.
+        private func general(_ document: JSONObject, newEdits: Bool = true) throws {
+            _ = try tables.write(db, document: document, newEdits: newEdits, batch: batch)
         }
 
         /// Writes the buffered revisions and records the update sequence.
         mutating func finish() throws {
             buffered.sort { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
-            var creation: DocumentTables.DocumentCreation?
             for write in buffered {
                 if let parent = write.parent {
-                    _ = try tables.appendRevision(db, id: write.id, parent: parent, body: write.body, seq: write.seq, revsLimit: revsLimit)
+                    _ = try tables.appendRevision(db, id: write.id, parent: parent, body: write.body, seq: write.seq, revsLimit: batch.revsLimit)
                 } else {
-                    if creation == nil { creation = try DocumentTables.DocumentCreation(db, tables: tables) }
-                    _ = try creation!.create(id: write.id, body: write.body, seq: write.seq)
+                    _ = try tables.createDocument(batch, id: write.id, body: write.body, seq: write.seq)
                 }
             }
             buffered.removeAll()
-            guard unrecorded else { return }
-            try tables.setMeta(db, "update_seq", .int(seq))
-            unrecorded = false
+            try batch.record(db, tables: tables)
         }
     }
 
