@@ -125,21 +125,28 @@ struct DocumentTables: Sendable {
     /// without a statement each: the sequence and `revs_limit` are read
     /// once before the batch, and the sequence recorded once after it (a
     /// tenth of a replicated batch's time went to taking them one by one).
-    /// And the statements that write a revision and its document, prepared
-    /// once, their values bound by type.
+    /// And, for a batch of `preparedFrom` documents or more, the statements
+    /// that write a revision and its document, prepared once, their values
+    /// bound by type (a smaller batch, a capture of one commit say, uses the
+    /// connection's cached statements rather than preparing two).
     final class Batch {
         let start: Int
         let revsLimit: Int
         private(set) var last: Int
-        let insertRevision: Statement
-        let upsertDocument: Statement
+        let insertRevision: Statement?
+        let upsertDocument: Statement?
 
-        init(_ db: Database, tables: DocumentTables) throws {
+        /// The smallest batch worth its own statements, and a query for
+        /// which of its documents are new (``bulkWrite``).
+        static let preparedFrom = 8
+
+        init(_ db: Database, tables: DocumentTables, documents count: Int) throws {
             start = try tables.updateSequence(db)
             last = start
             revsLimit = try tables.meta(db, "revs_limit")?.intValue ?? 1000
-            insertRevision = try db.makeStatement(sql: tables.insertRevisionSQL)
-            upsertDocument = try db.makeStatement(sql: tables.upsertDocumentSQL)
+            let prepares = count >= Self.preparedFrom
+            insertRevision = prepares ? try db.makeStatement(sql: tables.insertRevisionSQL) : nil
+            upsertDocument = prepares ? try db.makeStatement(sql: tables.upsertDocumentSQL) : nil
         }
 
         func next() -> Int {
@@ -315,7 +322,7 @@ struct DocumentTables: Sendable {
 
     func bulkWrite(_ db: Database, documents: [JSONObject], newEdits: Bool, allOrNothing: Bool,
                    validation: (@Sendable (Database, JSONObject) throws -> Void)? = nil) throws -> [Result<DocumentWriteResult, DocumentError>] {
-        let batch = try Batch(db, tables: self)
+        let batch = try Batch(db, tables: self, documents: documents.count)
         var new = try newDocuments(db, documents)
         let results = try DocumentTables.eachIsolated(db, documents.count, allOrNothing: allOrNothing) { i in
             // `eachIsolated` starts again from the first write after rolling
@@ -343,10 +350,10 @@ struct DocumentTables: Sendable {
     private struct RefusedAfterWriting: Error {}
 
     /// The ids of a batch's documents that have no revision here, in one
-    /// query (a batch of a few asks none): their trees are empty, and
-    /// need not be read one by one.
+    /// query (a batch of fewer than `Batch.preparedFrom` asks none): their
+    /// trees are empty, and need not be read one by one.
     private func newDocuments(_ db: Database, _ documents: [JSONObject]) throws -> Set<String> {
-        guard documents.count >= 8 else { return [] }
+        guard documents.count >= Batch.preparedFrom else { return [] }
         let ids = documents.compactMap { $0["_id"]?.stringValue }
         return Set(try String.fetchAll(db, sql: "SELECT j.value FROM json_each(?) AS j WHERE NOT EXISTS (SELECT 1 FROM \(revs) WHERE doc = j.value)",
                                        arguments: [JSON.array(ids.map(JSON.string)).text]))
@@ -518,14 +525,14 @@ struct DocumentTables: Sendable {
 
     /// Writes the first revision of a document that has never been in the
     /// database (no revision of it, not even a deleted one), with the update
-    /// sequence `seq`, taken from `batch` (which records it), through the
-    /// batch's statements. Answers the revision.
-    func createDocument(_ batch: Batch, id: String, body: JSONObject, seq: Int) throws -> Revision {
+    /// sequence `seq`, taken from `batch` (which records it). Answers the
+    /// revision.
+    func createDocument(_ db: Database, _ batch: Batch, id: String, body: JSONObject, seq: Int) throws -> Revision {
         let rev = Revision(depth: 1, hash: RevisionID.make(deleted: false, parent: nil, body: body, attachments: []))
         let bodyText = JSON.object(body).text
         let revText = rev.description
-        try batch.insertRevision.execute(binding: id, revText, 1, String?.none, false, seq, bodyText, String?.none)
-        try batch.upsertDocument.execute(binding: id, seq, revText, false, bodyText, String?.none, 1)
+        try insertRevision(db, batch, id: id, rev: revText, depth: 1, parent: nil, deleted: false, seq: seq, body: bodyText, attachments: nil)
+        try upsertDocument(db, batch, id: id, seq: seq, rev: revText, deleted: false, body: bodyText, attachments: nil, leaves: 1)
         return rev
     }
 
@@ -570,14 +577,8 @@ struct DocumentTables: Sendable {
         for rev in added.reversed() where tree.contains(rev) {
             let node = tree[rev]!
             let isNewest = rev == newest
-            if let batch {
-                try batch.insertRevision.execute(binding: id, rev.description, rev.depth, node.parent?.description, node.deleted,
-                                                 isNewest ? seq : nil, isNewest ? bodyText : nil, isNewest ? attachmentsText : nil)
-            } else {
-                try db.execute(sql: insertRevisionSQL,
-                               arguments: [id, rev.description, rev.depth, node.parent?.description, node.deleted, isNewest ? seq : nil,
-                                           isNewest ? bodyText : nil, isNewest ? attachmentsText : nil])
-            }
+            try insertRevision(db, batch, id: id, rev: rev.description, depth: rev.depth, parent: node.parent?.description, deleted: node.deleted,
+                               seq: isNewest ? seq : nil, body: isNewest ? bodyText : nil, attachments: isNewest ? attachmentsText : nil)
         }
         for rev in removed {
             try db.execute(sql: "DELETE FROM \(revs) WHERE doc = ? AND rev = ?", arguments: [id, rev.description])
@@ -600,21 +601,38 @@ struct DocumentTables: Sendable {
             winnerBody = "{}"
             winnerAttachments = nil
         }
-        if let batch {
-            try batch.upsertDocument.execute(binding: id, seq, winner.revision.description, winner.deleted, winnerBody, winnerAttachments,
-                                             tree.leaves.count)
+        try upsertDocument(db, batch, id: id, seq: seq, rev: winner.revision.description, deleted: winner.deleted, body: winnerBody,
+                           attachments: winnerAttachments, leaves: tree.leaves.count)
+    }
+
+    /// Writes a row of the revisions table: through `batch`'s statement
+    /// when it has one, else the connection's cached one.
+    private func insertRevision(_ db: Database, _ batch: Batch?, id: String, rev: String, depth: Int, parent: String?, deleted: Bool,
+                                seq: Int?, body: String?, attachments: String?) throws {
+        if let statement = batch?.insertRevision {
+            try statement.execute(binding: id, rev, depth, parent, deleted, seq, body, attachments)
         } else {
-            try db.execute(sql: upsertDocumentSQL,
-                           arguments: [id, seq, winner.revision.description, winner.deleted, winnerBody, winnerAttachments, tree.leaves.count])
+            try db.execute(sql: insertRevisionSQL, arguments: [id, rev, depth, parent, deleted, seq, body, attachments])
         }
     }
 
-    /// `finishWrite`'s statements: a revision, and the document's row.
-    var insertRevisionSQL: String {
+    /// Writes (or replaces) a document's row: through `batch`'s statement
+    /// when it has one, else the connection's cached one.
+    private func upsertDocument(_ db: Database, _ batch: Batch?, id: String, seq: Int, rev: String, deleted: Bool, body: String,
+                                attachments: String?, leaves: Int) throws {
+        if let statement = batch?.upsertDocument {
+            try statement.execute(binding: id, seq, rev, deleted, body, attachments, leaves)
+        } else {
+            try db.execute(sql: upsertDocumentSQL, arguments: [id, seq, rev, deleted, body, attachments, leaves])
+        }
+    }
+
+    /// The statements of a revision, and of the document's row.
+    private var insertRevisionSQL: String {
         "INSERT INTO \(revs)(doc, rev, depth, parent, deleted, seq, body, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
     }
 
-    var upsertDocumentSQL: String {
+    private var upsertDocumentSQL: String {
         """
         INSERT INTO \(docs)(id, seq, rev, deleted, body, attachments, leaves) VALUES (?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, rev = excluded.rev, deleted = excluded.deleted,

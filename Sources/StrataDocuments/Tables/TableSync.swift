@@ -228,7 +228,7 @@ public final class TableSync: Sendable {
             }
         }
         changes.sort { $0.order < $1.order }
-        var edits = try LocalEdits(db, tables: documentTables)
+        var edits = try LocalEdits(db, tables: documentTables, changes: changes.count)
         let bases = Self.bases(documentsName)
         for row in try Row.fetchAll(db, sql: "SELECT id, rev FROM \(bases)") {
             edits.bases[try row[0]] = .some(try row[1])
@@ -320,10 +320,10 @@ public final class TableSync: Sendable {
         /// of at random places (a quarter less time for a first capture).
         var buffered: [(id: String, seq: Int, body: JSONObject, parent: Revision?)] = []
 
-        init(_ db: Database, tables: DocumentTables) throws {
+        init(_ db: Database, tables: DocumentTables, changes: Int) throws {
             self.db = db
             self.tables = tables
-            batch = try DocumentTables.Batch(db, tables: tables)
+            batch = try DocumentTables.Batch(db, tables: tables, documents: changes)
         }
 
         /// Writes one row's document as the row is now; false when it
@@ -429,7 +429,7 @@ public final class TableSync: Sendable {
                 if let parent = write.parent {
                     _ = try tables.appendRevision(db, id: write.id, parent: parent, body: write.body, seq: write.seq, revsLimit: batch.revsLimit)
                 } else {
-                    _ = try tables.createDocument(batch, id: write.id, body: write.body, seq: write.seq)
+                    _ = try tables.createDocument(db, batch, id: write.id, body: write.body, seq: write.seq)
                 }
             }
             buffered.removeAll()
