@@ -60,4 +60,29 @@ import Testing
         #expect(try await db.document(id: "counter")["n"] == 40)
         #expect(try await db.document(id: "counter")["_rev"]?.stringValue?.hasPrefix("40-") == true)
     }
+
+    /// An update function sees the newest 20 revision ids of its document's
+    /// path, as CouchDB 3 hands a document to a design function, whether
+    /// the document was read for the call or carried over from the call
+    /// before it in one batch.
+    @Test func updateFunctionsSeeTheNewestTwentyRevisions() throws {
+        let db = try makeDocuments()
+        var functions = DesignFunctions()
+        functions.updates["count"] = { doc, _ in
+            var doc = doc ?? ["_id": "q"]
+            doc["n"] = .int((doc["n"]?.intValue ?? 0) + 1)
+            return (doc, doc["_revisions"] ?? .null)
+        }
+        try db.register(design: "app", functions)
+        // 25 calls, each read afresh, then a batch of 30 in one transaction.
+        var seen = try (0..<25).map { _ in try db.update(design: "app", function: "count", id: "q").response }
+        seen += try db.update(design: "app", function: "count", id: "q", requests: Array(repeating: .object([:]), count: 30)).map { try $0.get().response }
+        let path = try db.document(id: "q", options: DocumentReadOptions(revs: true))["_revisions"]?["ids"]?.arrayValue ?? []
+        #expect(path.count == 55)
+        #expect(seen[0] == .null)
+        for calls in 1..<55 {
+            let expected: JSON = ["start": .int(calls), "ids": .array(Array(path[(55 - calls)...].prefix(20)))]
+            #expect(seen[calls] == expected, "call \(calls + 1)")
+        }
+    }
 }

@@ -257,14 +257,17 @@ import Testing
     }
 
     /// The seed's update function sees `_revisions`, as CouchDB hands the
-    /// document over; a function that breaks says what and where.
+    /// document over: its newest 20 ids (CouchDB 3's `[query_server_config]
+    /// revs_limit`), to update and show functions alike; a function that
+    /// breaks says what and where.
     @Test func updateFunctionsSeeRevisionsAndTheirErrorsTheStack() async throws {
         let server = try await RunningServer.start()
         defer { server.stop() }
         #expect(try await server.send("PUT", "/db", user: admin).0 == 201)
         #expect(try await server.send("PUT", "/db/_design/voting", json: #"""
             {"updates":{"addvote":"function(doc, req) { doc.votes = (doc.votes || 0) + 1; return [doc, toJSON(doc)]; }",
-                        "broken":"function(doc, req) { return doc.nothing.here; }"}}
+                        "broken":"function(doc, req) { return doc.nothing.here; }"},
+             "shows":{"revisions":"function(doc, req) { return toJSON(doc._revisions); }"}}
             """#, user: admin).0 == 201)
         #expect(try await server.send("PUT", "/db/q", json: #"{"votes":0}"#).0 == 201)
         let (_, first, _) = try await server.sendRaw("POST", "/db/_design/voting/_update/addvote/q")
@@ -273,6 +276,14 @@ import Testing
         // The next call sees the revision the first wrote on the path.
         let (_, second, _) = try await server.sendRaw("POST", "/db/_design/voting/_update/addvote/q")
         #expect(try JSON(parsing: second)["_revisions"]?["ids"]?.arrayValue?.count == 2)
+        // Past 20 revisions, a function sees the newest 20.
+        var last = JSON.null
+        for _ in 3...25 { last = try JSON(parsing: try await server.sendRaw("POST", "/db/_design/voting/_update/addvote/q").1) }
+        let path = try await server.send("GET", "/db/q?revs=true").1?["_revisions"]?["ids"]?.arrayValue ?? []
+        #expect(path.count == 26)
+        #expect(last["_revisions"]?["start"] == 25 && last["_revisions"]?["ids"]?.arrayValue == Array(path[1...20]))
+        let shown = try JSON(parsing: try await server.sendRaw("GET", "/db/_design/voting/_show/revisions/q").1)
+        #expect(shown["start"] == 26 && shown["ids"]?.arrayValue == Array(path.prefix(20)))
         let (status, broken) = try await server.send("POST", "/db/_design/voting/_update/broken/q")
         #expect(status == 500 && broken?["error"] == "render_error")
         let reason = broken?["reason"]?.stringValue ?? ""

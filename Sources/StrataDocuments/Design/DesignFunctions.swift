@@ -189,7 +189,7 @@ extension DocumentDatabase {
                                 current = carried
                             } else {
                                 // With `_revisions`, as CouchDB hands it over.
-                                current = try tables.winner(db, id: id, revisions: true)
+                                current = try tables.winner(db, id: id, revisions: DocumentDatabase.functionRevisionsLimit)
                             }
                         }
                         let (document, result) = try call(index, current)
@@ -203,8 +203,8 @@ extension DocumentDatabase {
                             var saved: JSONObject = ["_id": .string(written.id), "_rev": .string(written.rev)]
                             for (key, value) in document where !key.hasPrefix("_") { saved[key] = value }
                             // The new revision on the path the call before
-                            // saw, no longer than the revisions limit.
-                            let limit = try tables.meta(db, "revs_limit")?.intValue ?? 1000
+                            // saw, no longer than a fresh read would give.
+                            let limit = min(DocumentDatabase.functionRevisionsLimit, try tables.meta(db, "revs_limit")?.intValue ?? 1000)
                             let before = current?["_revisions"]?["ids"]?.arrayValue ?? []
                             saved["_revisions"] = .object(["start": .int(rev.depth), "ids": .array(Array(([.string(rev.hash)] + before).prefix(limit)))])
                             carried = saved

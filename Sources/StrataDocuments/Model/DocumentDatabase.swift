@@ -185,6 +185,14 @@ public final class DocumentDatabase: Sendable {
         return try writer.read { db in try tables.read(db, id: id, options: options) }
     }
 
+    /// The winning revision of `id` as a design function (a show, an
+    /// update) is handed it: with `_revisions` of at most
+    /// ``functionRevisionsLimit`` ids; nil when missing or deleted.
+    package func documentForFunction(id: String) throws -> JSONObject? {
+        let tables = self.tables
+        return try writer.read { db in try tables.winner(db, id: id, revisions: Self.functionRevisionsLimit) }
+    }
+
     /// The revisions `open_revs` asks for: every leaf (`revisions == nil`)
     /// or the ones listed, each a document or a `missing` entry.
     public func openRevisions(id: String, revisions: [String]?, options: DocumentReadOptions = DocumentReadOptions()) throws -> [OpenRevision] {
@@ -549,6 +557,13 @@ public final class DocumentDatabase: Sendable {
         let tables = self.tables
         try writer.write { db in try tables.setMeta(db, key, value) }
     }
+
+    /// The most revision ids a design function (update, show) sees in a
+    /// document's `_revisions`: the newest 20, as CouchDB 3 hands documents
+    /// to its query servers (its `[query_server_config] revs_limit`). A
+    /// document edited many times is not sent with its whole history on
+    /// every call.
+    public static let functionRevisionsLimit = 20
 
     /// How many ancestors each leaf keeps (CouchDB's `revs_limit`, 1000).
     public func revisionsLimit() throws -> Int {

@@ -790,7 +790,9 @@ struct DocumentTables: Sendable {
 
     // MARK: reading
 
-    func read(_ db: Database, id: String, options: DocumentReadOptions) throws -> JSONObject {
+    /// - Parameter revsLimit: the most revision ids `_revisions` and
+    ///   `_revs_info` list (nil: `revs_limit`).
+    func read(_ db: Database, id: String, options: DocumentReadOptions, revsLimit: Int? = nil) throws -> JSONObject {
         if id.hasPrefix("_local/") { return try readLocal(db, id: id) }
         if options.rev == nil, !options.revs, !options.revsInfo, !options.conflicts, !options.deletedConflicts, options.attachmentsSince == nil {
             // The winner as the documents table keeps it: no tree to load.
@@ -811,14 +813,20 @@ struct DocumentTables: Sendable {
         } else if winner.deleted {
             throw DocumentError.deleted
         }
-        return try assemble(db, id: id, rev: rev, tree: tree, options: options)
+        return try assemble(db, id: id, rev: rev, tree: tree, options: options, revsLimit: revsLimit)
     }
 
     /// The winning revision of `id`, nil when there is none (or it is
-    /// deleted); with `_revisions` when `revisions` (what CouchDB hands an
-    /// update function).
-    func winner(_ db: Database, id: String, revisions: Bool = false) throws -> JSONObject? {
-        do { return try read(db, id: id, options: DocumentReadOptions(revs: revisions)) } catch let error as DocumentError where error.kind == .notFound { return nil }
+    /// deleted); with `_revisions` of at most `revisions` ids (and no more
+    /// than `revs_limit`) when given: what CouchDB hands a design function
+    /// (see ``DocumentDatabase/functionRevisionsLimit``).
+    func winner(_ db: Database, id: String, revisions: Int? = nil) throws -> JSONObject? {
+        let limit = try revisions.map { min($0, try meta(db, "revs_limit")?.intValue ?? 1000) }
+        do {
+            return try read(db, id: id, options: DocumentReadOptions(revs: revisions != nil), revsLimit: limit)
+        } catch let error as DocumentError where error.kind == .notFound {
+            return nil
+        }
     }
 
     func latestLeaf(_ tree: RevisionTree, from rev: Revision) -> Revision? {

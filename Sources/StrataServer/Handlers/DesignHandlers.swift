@@ -197,10 +197,8 @@ struct DesignHandlers: Sendable {
         let function = r.parameter("function")
         let (ddoc, queryServers) = try await designFunction(db, design(r), "shows", function)
         let docID = r.parameters["id"]
-        let doc: JSON = try await offload {
-            guard let docID else { return .null }
-            do { return .object(try db.document(id: docID)) } catch let error as DocumentError where error.kind == .notFound { return .null }
-        }
+        // With `_revisions`, as CouchDB hands a show its document.
+        let doc: JSON = try await offload { try docID.flatMap { try db.documentForFunction(id: $0) }.map(JSON.object) ?? .null }
         // CouchDB's ETag of a show: the design document's and the
         // document's revisions, what the client accepts and who it is.
         let tagged: [JSON] = [ddoc["_rev"] ?? .null, doc["_rev"] ?? .null, .string(r.headers[.accept] ?? ""), .array(r.user.roles.map(JSON.string)), .string(r.rawQuery)]
