@@ -482,6 +482,51 @@ import Testing
         #expect(try rows(bob) == rows(alice))
     }
 
+    /// A composite key's document that another client spelled otherwise
+    /// (`["ann", 7]`, as Python's `json.dumps` writes it, or `7.0` for an
+    /// INTEGER column), or
+    /// whose id is no key of the table, is kept and not applied, whether it
+    /// arrives alone or in a pull's batch: the row keeps one document, so
+    /// its changes and its deletion reach every device.
+    @Test(arguments: [false, true])
+    func aCompositeKeySpelledOtherwiseIsNotARow(batched: Bool) async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE favorites(user TEXT NOT NULL, book_id INTEGER NOT NULL, note TEXT, PRIMARY KEY (user, book_id)) WITHOUT ROWID
+            """, syncing: "favorites")
+        // Spaced; a REAL for an INTEGER column and a number for a TEXT one
+        // (the row would keep 7 and "7"); three values; not JSON.
+        let others = [#"favorites:["ann", 7]"#, #"favorites:["ann",7.0]"#, #"favorites:[7,7]"#, #"favorites:["ann",7,1]"#, "favorites:ann"]
+        let written: [JSONObject] = [["_id": #"favorites:["ann",12]"#, "note": "compact"]] + others.map { ["_id": .string($0), "note": .string($0)] }
+        if batched {
+            // As a pull writes them.
+            let replicated = written.map { document in
+                var document = document
+                document["_rev"] = .string("1-" + String(repeating: "a", count: 32))
+                return document
+            }
+            #expect(try await sync.documents.bulkPut(replicated, newEdits: false).allSatisfy { (try? $0.get()) != nil })
+        } else {
+            for document in written { _ = try await sync.documents.put(document) }
+        }
+        #expect(try Self.lines(pool, "SELECT user, book_id, note FROM favorites") == ["'ann'|12|'compact'"])
+        #expect(try sync.unappliedDocuments(in: "favorites") == others.sorted())
+        // The row (ann, 7) made here has one document, and its deletion
+        // leaves none of its own live.
+        try await pool.write { try $0.execute(sql: "INSERT INTO favorites VALUES ('ann', 7, 'mine')") }
+        _ = try await sync.captureLocalChanges()
+        #expect(try await sync.documents.document(id: #"favorites:["ann",7]"#)["note"] == "mine")
+        try await pool.write { try $0.execute(sql: "DELETE FROM favorites WHERE book_id = 7") }
+        _ = try await sync.captureLocalChanges()
+        await #expect(throws: DocumentError.self) { try await sync.documents.document(id: #"favorites:["ann",7]"#) }
+        // The other spelling's own deletion leaves the row alone.
+        try await pool.write { try $0.execute(sql: "INSERT INTO favorites VALUES ('ann', 7, 'again')") }
+        let spaced = try await sync.documents.document(id: others[0])
+        _ = try await sync.documents.put(["_id": .string(others[0]), "_rev": spaced["_rev"]!, "_deleted": true])
+        #expect(try Self.lines(pool, "SELECT user, book_id, note FROM favorites ORDER BY book_id") == ["'ann'|7|'again'", "'ann'|12|'compact'"])
+        #expect(try sync.unappliedDocuments(in: "favorites") == Array(others.sorted().dropFirst()))
+        #expect(throws: DocumentError.self) { try sync.unappliedDocuments(in: "notes") }
+    }
+
     /// A BLOB column's values are the documents' attachments (of the
     /// column's name): exact bytes both ways, not sent again when only
     /// another column changes, written by any CouchDB client too.

@@ -8,7 +8,8 @@ extension TableSync {
     struct RowApplySQL {
         /// The document's key: what follows "table:" in its id.
         let docKey: String
-        /// True for a document of this table.
+        /// True for a document of this table whose key is spelled as the
+        /// table spells its rows' (see ``TableSync/unappliedDocuments(in:)``).
         let isTable: String
         /// The row's columns, key first, and their values from the document.
         let upsertColumns: String
@@ -25,7 +26,7 @@ extension TableSync {
             let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
             let prefixLength = table.name.unicodeScalars.count + 1
             docKey = "substr(\(row).id, \(prefixLength + 1))"
-            isTable = "substr(\(row).id, 1, \(prefixLength)) = \(literal) || ':'"
+            isTable = "substr(\(row).id, 1, \(prefixLength)) = \(literal) || ':' AND \(table.isRowKeySQL(docKey))"
             let docKey = docKey
             let others = table.columns.filter { !table.keyColumns.contains($0) }
             func member(_ column: String) -> String {

@@ -73,6 +73,9 @@ public final class TableSync: Sendable {
         /// The columns of BLOB affinity (declared `BLOB`, or with no type),
         /// whose BLOB values are the document's attachments.
         public let blobColumns: Set<String>
+        /// Each key column's affinity (`INTEGER`, `TEXT`, `REAL` or
+        /// `NUMERIC`), in the order of ``keyColumns``.
+        let keyAffinities: [String]
 
         /// SQL for the document key of the row `alias` (NEW, OLD, or the
         /// table): the key's text, or a JSON array of a composite key's values.
@@ -86,6 +89,29 @@ public final class TableSync: Sendable {
         func keyValuesSQL(_ text: String) -> [String] {
             if keyColumns.count == 1 { return [text] }
             return keyColumns.indices.map { "json_extract(\(text), '$[\($0)]')" }
+        }
+
+        /// SQL that is true when the document key in `text` is spelled as
+        /// ``keySQL(_:)`` spells the key of the row it makes: always for a
+        /// one-column key; for a composite key, a JSON array of one value
+        /// per column as SQLite's `json_array` writes the values the
+        /// columns keep (`["ann",12]` for a TEXT and an INTEGER column, not
+        /// `["ann", 12]`, `["ann",12.0]` or `["ann",12,0]`). Malformed JSON
+        /// is false, not an error. (A JSON string that an INTEGER, REAL or
+        /// NUMERIC column would turn into a number is not caught.)
+        func isRowKeySQL(_ text: String) -> String {
+            if keyColumns.count == 1 { return "1" }
+            // The value the column keeps, as its affinity converts it.
+            let kept = zip(keyValuesSQL(text), keyAffinities).map { value, affinity in
+                switch affinity {
+                case "TEXT": return "CASE WHEN typeof(\(value)) IN ('integer', 'real') THEN CAST(\(value) AS TEXT) ELSE \(value) END"
+                case "REAL": return "CASE WHEN typeof(\(value)) = 'integer' THEN CAST(\(value) AS REAL) ELSE \(value) END"
+                default:
+                    return "CASE WHEN typeof(\(value)) = 'real' AND abs(\(value)) < 9.2e18 AND \(value) = CAST(\(value) AS INTEGER) "
+                        + "THEN CAST(\(value) AS INTEGER) ELSE \(value) END"
+                }
+            }
+            return "CASE WHEN json_valid(\(text)) THEN \(text) = json_array(\(kept.joined(separator: ", "))) ELSE 0 END"
         }
 
         /// SQL that is true for the row whose document key is `text`.
@@ -494,6 +520,33 @@ public final class TableSync: Sendable {
         }
     }
 
+    /// The ids of the live documents named for `table` (`table:…`) that are
+    /// not applied to it because their key is not spelled as the table
+    /// spells its rows' ids.
+    ///
+    /// A composite key's id is the JSON array SQLite's `json_array` writes,
+    /// `favorites:["ann",12]`. Another client may write
+    /// `favorites:["ann", 12]` (with a space, as Python's `json.dumps`
+    /// does), or an id that is no key of the table at all (malformed JSON,
+    /// another number of values). Applied, such a document would give its
+    /// row a second document: the row's later changes would go to the
+    /// other one, and a deletion here would leave it live on every other
+    /// device. So it is kept in the document store and not applied; write
+    /// its content under the row's id to apply it.
+    ///
+    /// - Throws: ``DocumentError`` `badRequest` when `table` is not synced.
+    public func unappliedDocuments(in table: String) throws -> [String] {
+        guard let synced = tables.first(where: { $0.name == table }) else {
+            throw DocumentError(.badRequest, "\(table) is not a synced table")
+        }
+        let docs = documents.tables.docs
+        let key = "substr(id, \(table.unicodeScalars.count + 2))"
+        return try documents.writer.read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM \(docs) WHERE id >= ? AND id < ? AND NOT deleted AND NOT (\(synced.isRowKeySQL(key))) ORDER BY id",
+                                arguments: [table + ":", table + ";"])
+        }
+    }
+
     /// The rows whose document has conflicting revisions: the key, the
     /// winning revision (the one the row holds) and the losing leaves.
     public func conflicts(in table: String) throws -> [(key: String, winner: String, losers: [String])] {
@@ -708,9 +761,7 @@ public final class TableSync: Sendable {
     /// Whether a column declared `type` has BLOB affinity (SQLite's rules:
     /// no INT, CHAR, CLOB or TEXT in it, and BLOB or nothing).
     static func hasBlobAffinity(_ type: String) -> Bool {
-        let type = type.uppercased()
-        if ["INT", "CHAR", "CLOB", "TEXT"].contains(where: type.contains) { return false }
-        return type.isEmpty || type.contains("BLOB")
+        affinity(type) == "BLOB"
     }
 
     /// The table's key and columns, or why it cannot be synced.
@@ -745,7 +796,19 @@ public final class TableSync: Sendable {
             throw DocumentError(.badRequest, "cannot sync \(name): its column \(try column[0] as String) starts with `_`, which CouchDB keeps for its own members")
         }
         return SyncedTable(name: name, keyColumns: try keys.map { try $0[0] as String }, columns: try columns.map { try $0[0] as String },
-                           blobColumns: Set(try columns.filter { hasBlobAffinity(try $0[1] as String) }.map { try $0[0] as String }))
+                           blobColumns: Set(try columns.filter { hasBlobAffinity(try $0[1] as String) }.map { try $0[0] as String }),
+                           keyAffinities: try keys.map { affinity(try $0[1] as String) })
+    }
+
+    /// SQLite's affinity of a column declared with `type` (SQLite's rules,
+    /// in their order): `INTEGER`, `TEXT`, `BLOB`, `REAL` or `NUMERIC`.
+    static func affinity(_ type: String) -> String {
+        let type = type.uppercased()
+        if type.contains("INT") { return "INTEGER" }
+        if ["CHAR", "CLOB", "TEXT"].contains(where: type.contains) { return "TEXT" }
+        if type.isEmpty || type.contains("BLOB") { return "BLOB" }
+        if ["REAL", "FLOA", "DOUB"].contains(where: type.contains) { return "REAL" }
+        return "NUMERIC"
     }
 
     /// The name of one of `table`'s triggers (`inserted`, `applied_insert`, …).
