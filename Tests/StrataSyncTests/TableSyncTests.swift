@@ -497,17 +497,7 @@ import Testing
         // (the row would keep 7 and "7"); three values; not JSON.
         let others = [#"favorites:["ann", 7]"#, #"favorites:["ann",7.0]"#, #"favorites:[7,7]"#, #"favorites:["ann",7,1]"#, "favorites:ann"]
         let written: [JSONObject] = [["_id": #"favorites:["ann",12]"#, "note": "compact"]] + others.map { ["_id": .string($0), "note": .string($0)] }
-        if batched {
-            // As a pull writes them.
-            let replicated = written.map { document in
-                var document = document
-                document["_rev"] = .string("1-" + String(repeating: "a", count: 32))
-                return document
-            }
-            #expect(try await sync.documents.bulkPut(replicated, newEdits: false).allSatisfy { (try? $0.get()) != nil })
-        } else {
-            for document in written { _ = try await sync.documents.put(document) }
-        }
+        try await Self.write(written, to: sync, batched: batched)
         #expect(try Self.lines(pool, "SELECT user, book_id, note FROM favorites") == ["'ann'|12|'compact'"])
         #expect(try sync.unappliedDocuments(in: "favorites") == others.sorted())
         // The row (ann, 7) made here has one document, and its deletion
@@ -525,6 +515,40 @@ import Testing
         #expect(try Self.lines(pool, "SELECT user, book_id, note FROM favorites ORDER BY book_id") == ["'ann'|7|'again'", "'ann'|12|'compact'"])
         #expect(try sync.unappliedDocuments(in: "favorites") == Array(others.sorted().dropFirst()))
         #expect(throws: DocumentError.self) { try sync.unappliedDocuments(in: "notes") }
+    }
+
+    /// An `INTEGER PRIMARY KEY` shared between devices holds integers only:
+    /// a document named with other digits than the row's (`012`, `12.0`)
+    /// or with a word is kept and not applied, where the word used to fail
+    /// the document's write (and so every pull that brought it).
+    @Test(arguments: [false, true])
+    func aSharedIntegerKeySpelledOtherwiseIsNotARow(batched: Bool) async throws {
+        let pool = try DatabasePool(path: try makeTemporaryPath())
+        try await pool.write { try $0.execute(sql: "CREATE TABLE ratings(book_id INTEGER PRIMARY KEY, stars INTEGER)") }
+        let sync = try TableSync(pool, tables: ["ratings"], sharedIntegerKeys: ["ratings"])
+        let others = ["ratings:012", "ratings:12.0", "ratings:twelve", "ratings: 5"]
+        let written: [JSONObject] = [["_id": "ratings:12", "stars": 4], ["_id": "ratings:-3", "stars": 1]]
+            + others.map { ["_id": .string($0), "stars": 5] }
+        try await Self.write(written, to: sync, batched: batched)
+        #expect(try Self.lines(pool, "SELECT book_id, stars FROM ratings ORDER BY book_id") == ["-3|1", "12|4"])
+        #expect(try sync.unappliedDocuments(in: "ratings") == others.sorted())
+    }
+
+    /// Writes `documents` into `sync`'s document store as another client's
+    /// would arrive: in a pull's batch (`bulkPut` of replicated revisions),
+    /// or one at a time.
+    static func write(_ documents: [JSONObject], to sync: TableSync, batched: Bool) async throws {
+        if batched {
+            let replicated = documents.map { document in
+                var document = document
+                document["_rev"] = .string("1-" + String(repeating: "a", count: 32))
+                return document
+            }
+            let results = try await sync.documents.bulkPut(replicated, newEdits: false)
+            for result in results { _ = try result.get() }
+        } else {
+            for document in documents { _ = try await sync.documents.put(document) }
+        }
     }
 
     /// A BLOB column's values are the documents' attachments (of the

@@ -76,6 +76,9 @@ public final class TableSync: Sendable {
         /// Each key column's affinity (`INTEGER`, `TEXT`, `REAL` or
         /// `NUMERIC`), in the order of ``keyColumns``.
         let keyAffinities: [String]
+        /// Whether the key is an `INTEGER PRIMARY KEY`, the row id, which
+        /// holds integers only (a shared integer key).
+        let keyIsRowID: Bool
 
         /// SQL for the document key of the row `alias` (NEW, OLD, or the
         /// table): the key's text, or a JSON array of a composite key's values.
@@ -92,14 +95,17 @@ public final class TableSync: Sendable {
         }
 
         /// SQL that is true when the document key in `text` is spelled as
-        /// ``keySQL(_:)`` spells the key of the row it makes: always for a
-        /// one-column key; for a composite key, a JSON array of one value
+        /// ``keySQL(_:)`` spells the key of the row it makes: for an
+        /// `INTEGER PRIMARY KEY`, an integer's digits (`12`, not `012`,
+        /// `12.0` or `twelve`, which the row id cannot hold); for another
+        /// one-column key, always; for a composite key, a JSON array of one value
         /// per column as SQLite's `json_array` writes the values the
         /// columns keep (`["ann",12]` for a TEXT and an INTEGER column, not
         /// `["ann", 12]`, `["ann",12.0]` or `["ann",12,0]`). Malformed JSON
         /// is false, not an error. (A JSON string that an INTEGER, REAL or
         /// NUMERIC column would turn into a number is not caught.)
         func isRowKeySQL(_ text: String) -> String {
+            if keyIsRowID { return "\(text) = CAST(CAST(\(text) AS INTEGER) AS TEXT)" }
             if keyColumns.count == 1 { return "1" }
             // The value the column keeps, as its affinity converts it.
             let kept = zip(keyValuesSQL(text), keyAffinities).map { value, affinity in
@@ -777,7 +783,8 @@ public final class TableSync: Sendable {
             throw DocumentError(.badRequest, "cannot sync \(name): it has no primary key but its row id, and \(why)")
         }
         let withoutRowID = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ?", arguments: [name]) ?? false
-        if keys.count == 1, !withoutRowID, (try keys[0][1] as String).uppercased() == "INTEGER" {
+        let keyIsRowID = try keys.count == 1 && !withoutRowID && (keys[0][1] as String).uppercased() == "INTEGER"
+        if keyIsRowID {
             let column: String = try keys[0][0]
             let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", arguments: [name]) ?? ""
             if sql.uppercased().contains("AUTOINCREMENT") {
@@ -797,7 +804,7 @@ public final class TableSync: Sendable {
         }
         return SyncedTable(name: name, keyColumns: try keys.map { try $0[0] as String }, columns: try columns.map { try $0[0] as String },
                            blobColumns: Set(try columns.filter { hasBlobAffinity(try $0[1] as String) }.map { try $0[0] as String }),
-                           keyAffinities: try keys.map { affinity(try $0[1] as String) })
+                           keyAffinities: try keys.map { affinity(try $0[1] as String) }, keyIsRowID: keyIsRowID)
     }
 
     /// SQLite's affinity of a column declared with `type` (SQLite's rules,
