@@ -393,6 +393,43 @@ import Testing
         #expect(document["color"] == "red")
     }
 
+    /// A column only the newer app version has, added `NOT NULL DEFAULT`:
+    /// a row made by the older version arrives without the member and
+    /// takes the default. A document whose `NOT NULL` column has no value
+    /// (another client wrote `null`) is refused and reported, and the rest
+    /// of the pull arrives; its next revision that fits is written.
+    @Test func aRowWithoutAValueForANotNullColumnIsRefusedNotBlocking() async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        let older = try Device()
+        let (newer, newerSync) = try Self.device("""
+            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, body TEXT, pinned INTEGER, score REAL);
+            ALTER TABLE notes ADD COLUMN color TEXT NOT NULL DEFAULT 'white';
+            """, syncing: "notes")
+        try older.execute("INSERT INTO notes(id, title) VALUES ('a', 'Made by the older app')")
+        try await older.sync.sync(with: remote)
+        try await remote.put(["_id": "notes:b", "$table": "notes", "id": "b", "title": nil, "color": "red"])
+        try await remote.put(["_id": "notes:c", "$table": "notes", "id": "c", "title": "Fine", "color": nil])
+        try await newerSync.sync(with: remote)
+        #expect(try Self.lines(newer, "SELECT id, title, color FROM notes ORDER BY id") == ["'a'|'Made by the older app'|'white'"])
+        #expect(try newerSync.refusedRows(in: "notes").map { "\($0.key): \($0.reason)" } == [
+            "b: the document has no value for title, a NOT NULL column",
+            "c: the document has no value for color, a NOT NULL column",
+        ])
+        // Fixed by the client that wrote it: written, no longer refused.
+        let b = try await remote.document(id: "notes:b")
+        try await remote.put(["_id": "notes:b", "_rev": b["_rev"]!, "$table": "notes", "id": "b", "title": "Now titled", "color": "red"])
+        try await newerSync.sync(with: remote)
+        #expect(try Self.lines(newer, "SELECT id, title, color FROM notes ORDER BY id") == ["'a'|'Made by the older app'|'white'", "'b'|'Now titled'|'red'"])
+        #expect(try newerSync.refusedRows(in: "notes").map(\.key) == ["c"])
+        // The same for a document written alone, not in a pull's batch.
+        _ = try await newerSync.documents.put(["_id": "notes:d", "$table": "notes", "id": "d", "title": nil])
+        #expect(try newerSync.refusedRows(in: "notes").map(\.key) == ["c", "d"])
+        // The older app, without the column, takes every row that fits it.
+        try await older.sync.sync(with: remote)
+        #expect(try older.rows().map { $0.prefix(3) } == ["'a'", "'b'", "'c'"])
+    }
+
     @Test func valuesKeepTheirTypeAndPrecision() async throws {
         let (server, remote) = try await server()
         defer { server.stop() }

@@ -21,6 +21,12 @@ extension TableSync {
         let parentsPresent: String
         /// The synced tables or others this table's foreign keys name.
         let parents: Set<String>
+        /// True when every `NOT NULL` column gets a value ("1" for a table
+        /// without such columns): a row that would break that constraint is
+        /// refused, not written, and its document kept.
+        let fits: String
+        /// Why a row that does not fit is refused (text).
+        let refusal: String
 
         init(_ db: Database, table: SyncedTable, row: String, blobs: String) throws {
             let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
@@ -29,12 +35,27 @@ extension TableSync {
             isTable = "substr(\(row).id, 1, \(prefixLength)) = \(literal) || ':' AND \(table.isRowKeySQL(docKey))"
             let docKey = docKey
             let others = table.columns.filter { !table.keyColumns.contains($0) }
+            let info = try Row.fetchAll(db, sql: "SELECT name, \"notnull\", dflt_value FROM pragma_table_info(?) ORDER BY cid", arguments: [table.name])
+            var defaults: [String: String] = [:]
+            var notNull: [String] = []
+            for column in info {
+                let name: String = try column[0]
+                if try column[1] as Bool { notNull.append(name) }
+                if let value = try column[2] as String? { defaults[name] = value }
+            }
             func member(_ column: String) -> String {
                 let path = "'$.\"" + column.replacingOccurrences(of: "'", with: "''").replacingOccurrences(of: "\"", with: "\\\"") + "\"'"
-                guard table.blobColumns.contains(column) else { return "json_extract(\(row).body, \(path))" }
+                var value = "json_extract(\(row).body, \(path))"
+                // A member the document lacks (made by an app version
+                // without the column) takes the column's default, as an
+                // INSERT that names no value for it would; `null` is NULL.
+                if let fallback = defaults[column] {
+                    value = "CASE WHEN json_type(\(row).body, \(path)) IS NULL THEN (\(fallback)) ELSE \(value) END"
+                }
+                guard table.blobColumns.contains(column) else { return value }
                 // A BLOB column: the attachment of its name, else the member.
                 let digest = "json_extract(\(row).attachments, \(path.dropLast()).digest')"
-                return "CASE WHEN \(digest) IS NOT NULL THEN (SELECT data FROM \(blobs) WHERE digest = \(digest)) ELSE json_extract(\(row).body, \(path)) END"
+                return "CASE WHEN \(digest) IS NOT NULL THEN (SELECT data FROM \(blobs) WHERE digest = \(digest)) ELSE \(value) END"
             }
             upsertColumns = (table.keyColumns + others).map(quoteIdentifier).joined(separator: ", ")
             upsertValues = (table.keyValuesSQL(docKey) + others.map(member)).joined(separator: ", ")
@@ -67,6 +88,9 @@ extension TableSync {
             }
             parentsPresent = checks.isEmpty ? "1" : checks.joined(separator: " AND ")
             self.parents = parents
+            fits = notNull.isEmpty ? "1" : notNull.map { "\(value($0)) IS NOT NULL" }.joined(separator: " AND ")
+            let missing = notNull.map { "WHEN \(value($0)) IS NULL THEN '" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
+            refusal = notNull.isEmpty ? "''" : "'the document has no value for ' || CASE \(missing) END || ', a NOT NULL column'"
         }
     }
 
@@ -91,11 +115,14 @@ extension TableSync {
             /// Rows whose document the batch deleted; rows written from the
             /// others.
             let delete, upsert: String
+            /// The batch's documents whose row is no longer refused, and
+            /// those whose row is (nil without `NOT NULL` columns).
+            let unrefuse, refuse: String?
         }
         /// Parents' tables before their children's.
         let statements: [TableStatements]
         /// The tables' names, quoted.
-        let docs, outbox, state, bases, waiting: String
+        let docs, outbox, state, bases, waiting, refused: String
 
         init(_ db: Database, tables: [SyncedTable], documentsName: String, docs: String, blobs: String) throws {
             self.docs = docs
@@ -103,6 +130,7 @@ extension TableSync {
             state = TableSync.state(documentsName)
             bases = TableSync.bases(documentsName)
             waiting = TableSync.waiting(documentsName)
+            refused = TableSync.refused(documentsName)
             var applies: [(table: SyncedTable, sql: RowApplySQL)] = []
             for table in tables {
                 applies.append((table, try RowApplySQL(db, table: table, row: "d", blobs: blobs)))
@@ -117,7 +145,7 @@ extension TableSync {
                 let next = applies.firstIndex { apply in apply.sql.parents.allSatisfy { $0 == apply.table.name || placed.contains($0) || !names.contains($0) } } ?? 0
                 ordered.append(applies.remove(at: next))
             }
-            let (bases, waiting) = (bases, waiting)
+            let (bases, waiting, refused) = (bases, waiting, refused)
             statements = ordered.map { table, sql in
                 let written = "FROM \(docs) AS d WHERE d.seq > ?1 AND \(sql.isTable)"
                 let noted = "EXISTS (SELECT 1 FROM \(bases) WHERE id = d.id)"
@@ -129,7 +157,10 @@ extension TableSync {
                     delete: "DELETE FROM \(quoteIdentifier(table.name)) WHERE \(keys) IN (SELECT \(table.keyValuesSQL(sql.docKey).joined(separator: ", ")) "
                         + "\(written) AND d.deleted AND NOT \(noted))",
                     upsert: "INSERT INTO \(quoteIdentifier(table.name))(\(sql.upsertColumns)) SELECT \(sql.upsertValues) "
-                        + "\(written) AND NOT d.deleted AND \(sql.parentsPresent) AND NOT \(noted) ORDER BY d.seq \(sql.onConflict)")
+                        + "\(written) AND NOT d.deleted AND \(sql.parentsPresent) AND \(sql.fits) AND NOT \(noted) ORDER BY d.seq \(sql.onConflict)",
+                    unrefuse: sql.fits == "1" ? nil : "DELETE FROM \(refused) WHERE id IN (SELECT d.id \(written))",
+                    refuse: sql.fits == "1" ? nil : "INSERT INTO \(refused)(id, reason) SELECT d.id, \(sql.refusal) "
+                        + "\(written) AND NOT d.deleted AND \(sql.parentsPresent) AND NOT (\(sql.fits)) AND NOT \(noted)")
             }
         }
 
@@ -181,6 +212,10 @@ extension TableSync {
                     try db.execute(sql: table.unwait, arguments: [seq])
                     try db.execute(sql: table.wait, arguments: [seq])
                     waited = waited || db.changesCount > 0
+                }
+                if let unrefuse = table.unrefuse, let refuse = table.refuse {
+                    try db.execute(sql: unrefuse, arguments: [seq])
+                    try db.execute(sql: refuse, arguments: [seq])
                 }
                 try db.execute(sql: table.delete, arguments: [seq])
                 try db.execute(sql: table.upsert, arguments: [seq])

@@ -168,6 +168,10 @@ public final class TableSync: Sendable {
                 CREATE TABLE IF NOT EXISTS \(Self.waiting(documentsName)) (
                   id TEXT PRIMARY KEY NOT NULL
                 ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS \(Self.refused(documentsName)) (
+                  id TEXT PRIMARY KEY NOT NULL,
+                  reason TEXT NOT NULL
+                ) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS \(Self.bases(documentsName)) (
                   id TEXT PRIMARY KEY NOT NULL,
                   rev TEXT
@@ -526,6 +530,23 @@ public final class TableSync: Sendable {
         }
     }
 
+    /// The rows of `table` that arrived and were not written because a
+    /// `NOT NULL` column would have had no value: each row's key, and why.
+    ///
+    /// A document made by another client, or by an app version without the
+    /// column, may lack the member (a column with a `DEFAULT` takes its
+    /// default instead) or hold `null`. Its document is kept, the row keeps
+    /// what it had (none, for a new row), and a later revision that fits is
+    /// written as usual.
+    public func refusedRows(in table: String) throws -> [(key: String, reason: String)] {
+        let refused = Self.refused(documentsName)
+        return try documents.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT substr(id, ?), reason FROM \(refused) WHERE substr(id, 1, ?) = ? ORDER BY id",
+                             arguments: [table.unicodeScalars.count + 2, table.unicodeScalars.count + 1, table + ":"])
+                .map { (key: try $0[0], reason: try $0[1]) }
+        }
+    }
+
     /// The ids of the live documents named for `table` (`table:…`) that are
     /// not applied to it because their key is not spelled as the table
     /// spells its rows' ids.
@@ -758,6 +779,8 @@ public final class TableSync: Sendable {
     static func registry(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_tables") }
     /// The documents whose row waits for a parent row (a foreign key).
     static func waiting(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_waiting") }
+    /// The documents whose row breaks a `NOT NULL` constraint, and why.
+    static func refused(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_refused") }
     /// For a row changed here while another device's revision of it
     /// arrived, before the change was captured: the revision the change was
     /// made on (null: the document did not exist), which the capture makes
@@ -842,6 +865,7 @@ public final class TableSync: Sendable {
         let sql = try RowApplySQL(db, table: table, row: "NEW", blobs: blobs)
         let (docKey, parentsPresent) = (sql.docKey, sql.parentsPresent)
         let waiting = waiting(documentsName)
+        let refused = refused(documentsName)
         // A row changed here and not yet captured keeps its change, and the
         // revision it was made on is noted (in `bases`): the capture writes
         // the change as a branch from it, a conflict with what arrived.
@@ -858,8 +882,10 @@ public final class TableSync: Sendable {
             UPDATE \(state) SET applying = 1, mark = (SELECT ifnull(max(seq), 0) FROM \(outbox));
             INSERT INTO \(bases)(id, rev) SELECT NEW.id, \(base) WHERE \(pending) AND NOT \(noted);
             DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey)) AND NOT \(noted);
-            INSERT INTO \(name)(\(sql.upsertColumns)) SELECT \(sql.upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT \(noted)
+            INSERT INTO \(name)(\(sql.upsertColumns)) SELECT \(sql.upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND \(sql.fits) AND NOT \(noted)
               \(sql.onConflict);
+            DELETE FROM \(refused) WHERE id = NEW.id;
+            INSERT INTO \(refused)(id, reason) SELECT NEW.id, \(sql.refusal) WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT (\(sql.fits)) AND NOT \(noted);
             DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state)) AND tbl = \(literal) AND key = \(docKey);
             DELETE FROM \(waiting) WHERE id = NEW.id AND (NEW.deleted OR \(parentsPresent));
             INSERT INTO \(waiting)(id) SELECT NEW.id WHERE NOT NEW.deleted AND NOT (\(parentsPresent))
