@@ -430,6 +430,32 @@ import Testing
         #expect(try older.rows().map { $0.prefix(3) } == ["'a'", "'b'", "'c'"])
     }
 
+    /// Rows of a pull that break another constraint (a CHECK, a UNIQUE
+    /// column) are refused and reported one by one, and the rest of the
+    /// batch is written; a later revision that fits is written.
+    @Test func aPulledRowThatBreaksAConstraintIsRefusedAlone() async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE people(id TEXT PRIMARY KEY NOT NULL, email TEXT UNIQUE, age INTEGER CHECK (age >= 0))
+            """, syncing: "people")
+        try await Self.write([
+            ["_id": "people:a", "email": "a@example.com", "age": 30],
+            ["_id": "people:b", "email": "b@example.com", "age": -1],
+            ["_id": "people:c", "email": "a@example.com", "age": 40],
+            ["_id": "people:d", "email": "d@example.com", "age": 50],
+        ], to: sync, batched: true)
+        #expect(try Self.lines(pool, "SELECT id, age FROM people ORDER BY id") == ["'a'|30", "'d'|50"])
+        #expect(try sync.refusedRows(in: "people").map { "\($0.key): \($0.reason)" } == [
+            "b: CHECK constraint failed: age >= 0",
+            "c: UNIQUE constraint failed: people.email",
+        ])
+        let b = try await sync.documents.document(id: "people:b")
+        let fixed: JSONObject = ["_id": "people:b", "_rev": .string("2-" + String(repeating: "b", count: 32)), "email": "b@example.com", "age": 20,
+                                 "_revisions": ["start": 2, "ids": [.string(String(repeating: "b", count: 32)), .string(String(b["_rev"]!.stringValue!.dropFirst(2)))]]]
+        _ = try await sync.documents.bulkPut([fixed], newEdits: false)
+        #expect(try Self.lines(pool, "SELECT id, age FROM people ORDER BY id") == ["'a'|30", "'b'|20", "'d'|50"])
+        #expect(try sync.refusedRows(in: "people").map(\.key) == ["c"])
+    }
+
     @Test func valuesKeepTheirTypeAndPrecision() async throws {
         let (server, remote) = try await server()
         defer { server.stop() }

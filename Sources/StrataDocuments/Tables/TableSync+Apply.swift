@@ -116,8 +116,12 @@ extension TableSync {
             /// others.
             let delete, upsert: String
             /// The batch's documents whose row is no longer refused, and
-            /// those whose row is (nil without `NOT NULL` columns).
-            let unrefuse, refuse: String?
+            /// those whose row is for a `NOT NULL` column (nil without one).
+            let unrefuse: String
+            let refuse: String?
+            /// When the upsert failed on a constraint: the documents it
+            /// writes, in order, and the upsert of one of them (`?2`).
+            let candidates, upsertOne: String
         }
         /// Parents' tables before their children's.
         let statements: [TableStatements]
@@ -158,9 +162,12 @@ extension TableSync {
                         + "\(written) AND d.deleted AND NOT \(noted))",
                     upsert: "INSERT INTO \(quoteIdentifier(table.name))(\(sql.upsertColumns)) SELECT \(sql.upsertValues) "
                         + "\(written) AND NOT d.deleted AND \(sql.parentsPresent) AND \(sql.fits) AND NOT \(noted) ORDER BY d.seq \(sql.onConflict)",
-                    unrefuse: sql.fits == "1" ? nil : "DELETE FROM \(refused) WHERE id IN (SELECT d.id \(written))",
+                    unrefuse: "DELETE FROM \(refused) WHERE id IN (SELECT d.id \(written))",
                     refuse: sql.fits == "1" ? nil : "INSERT INTO \(refused)(id, reason) SELECT d.id, \(sql.refusal) "
-                        + "\(written) AND NOT d.deleted AND \(sql.parentsPresent) AND NOT (\(sql.fits)) AND NOT \(noted)")
+                        + "\(written) AND NOT d.deleted AND \(sql.parentsPresent) AND NOT (\(sql.fits)) AND NOT \(noted)",
+                    candidates: "SELECT d.id \(written) AND NOT d.deleted AND \(sql.parentsPresent) AND \(sql.fits) AND NOT \(noted) ORDER BY d.seq",
+                    upsertOne: "INSERT INTO \(quoteIdentifier(table.name))(\(sql.upsertColumns)) SELECT \(sql.upsertValues) "
+                        + "\(written) AND d.id = ?2 \(sql.onConflict)")
             }
         }
 
@@ -188,6 +195,12 @@ extension TableSync {
             return (try Int.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM \(docs)") ?? 0, noted)
         }
 
+        /// Whether `error` is a row's own: a constraint it breaks, or a
+        /// value its column cannot hold.
+        static func refusesRow(_ error: SQLiteError) -> Bool {
+            error.primaryResultCode == .constraint || error.primaryResultCode == .mismatch
+        }
+
         /// After the batch's writes: the rows of the documents it changed.
         /// `seq` and `noted` are what ``before(_:ids:)`` returned.
         func after(_ db: Database, before seq: Int, noted: [String]) throws {
@@ -205,6 +218,7 @@ extension TableSync {
             // (by an `ON DELETE CASCADE`, say) stay to be captured.
             try db.execute(sql: "UPDATE \(state) SET applying = 1, mark = (SELECT ifnull(max(seq), 0) FROM \(outbox))")
             var waited = false
+            let anyRefused = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(refused))") ?? false
             for table in statements {
                 if table.hasForeignKeys {
                     // Whether the parents are here is read before any row of
@@ -213,12 +227,25 @@ extension TableSync {
                     try db.execute(sql: table.wait, arguments: [seq])
                     waited = waited || db.changesCount > 0
                 }
-                if let unrefuse = table.unrefuse, let refuse = table.refuse {
-                    try db.execute(sql: unrefuse, arguments: [seq])
-                    try db.execute(sql: refuse, arguments: [seq])
-                }
+                if anyRefused { try db.execute(sql: table.unrefuse, arguments: [seq]) }
+                if let refuse = table.refuse { try db.execute(sql: refuse, arguments: [seq]) }
                 try db.execute(sql: table.delete, arguments: [seq])
-                try db.execute(sql: table.upsert, arguments: [seq])
+                do {
+                    try db.savepoint { try db.execute(sql: table.upsert, arguments: [seq]) }
+                } catch let error as SQLiteError where Self.refusesRow(error) {
+                    // A row breaks a constraint (CHECK, UNIQUE, a STRICT
+                    // column's type, an app's trigger): the rows are
+                    // written one at a time, and those that fail refused,
+                    // so that the rest of the pull arrives.
+                    for id in try String.fetchAll(db, sql: table.candidates, arguments: [seq]) {
+                        do {
+                            try db.savepoint { try db.execute(sql: table.upsertOne, arguments: [seq, id]) }
+                        } catch let error as SQLiteError where Self.refusesRow(error) {
+                            try db.execute(sql: "DELETE FROM \(refused) WHERE id = ?", arguments: [id])
+                            try db.execute(sql: "INSERT INTO \(refused)(id, reason) VALUES (?, ?)", arguments: [id, error.message ?? "\(error.code)"])
+                        }
+                    }
+                }
             }
             try db.execute(sql: """
                 DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state))

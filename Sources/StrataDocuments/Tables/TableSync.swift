@@ -530,14 +530,18 @@ public final class TableSync: Sendable {
         }
     }
 
-    /// The rows of `table` that arrived and were not written because a
-    /// `NOT NULL` column would have had no value: each row's key, and why.
+    /// The rows of `table` that arrived and were not written because they
+    /// break a constraint of the table: each row's key, and why.
     ///
-    /// A document made by another client, or by an app version without the
-    /// column, may lack the member (a column with a `DEFAULT` takes its
-    /// default instead) or hold `null`. Its document is kept, the row keeps
-    /// what it had (none, for a new row), and a later revision that fits is
-    /// written as usual.
+    /// A document made by another client, or by an app version without a
+    /// column, may lack the column's member (a column with a `DEFAULT`
+    /// takes its default instead) or hold `null` for a `NOT NULL` column; in
+    /// a pull's batch, a row may also break a `CHECK`, a `UNIQUE` column or
+    /// a `STRICT` column's type. Its document is kept, the row keeps what it
+    /// had (none, for a new row), the rest of the batch is written, and the
+    /// document's next revision that fits is written as usual. (A document
+    /// written alone, not by a pull, whose row breaks a constraint other
+    /// than `NOT NULL` fails its write with SQLite's error.)
     public func refusedRows(in table: String) throws -> [(key: String, reason: String)] {
         let refused = Self.refused(documentsName)
         return try documents.writer.read { db in
