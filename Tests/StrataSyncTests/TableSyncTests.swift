@@ -456,6 +456,45 @@ import Testing
         #expect(try sync.refusedRows(in: "people").map(\.key) == ["c"])
     }
 
+    /// A folder deleted on one device while another put a note in it, with
+    /// a foreign key that does not cascade: the deletion is refused there,
+    /// reported, and the pull goes on; once the note is gone, the folder
+    /// goes too. A folder deleted with its notes is deleted at once.
+    @Test func aParentDeletedUnderALocalChildIsRefusedUntilTheChildGoes() async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        let schema = """
+            CREATE TABLE folders(id TEXT PRIMARY KEY NOT NULL, name TEXT);
+            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, folder TEXT REFERENCES folders(id));
+            """
+        let (alice, aliceSync) = try Self.device(schema, syncing: ["folders", "notes"])
+        let (bob, bobSync) = try Self.device(schema, syncing: ["folders", "notes"])
+        func rows(_ pool: DatabasePool) throws -> [String] {
+            try Self.lines(pool, "SELECT 'folder ' || id FROM folders UNION ALL SELECT 'note ' || id FROM notes ORDER BY 1")
+        }
+        try await alice.write { try $0.execute(sql: "INSERT INTO folders VALUES ('f', 'Work'), ('g', 'Old'); INSERT INTO notes VALUES ('m', 'In g', 'g')") }
+        try await aliceSync.sync(with: remote)
+        try await bobSync.sync(with: remote)
+        #expect(try rows(bob) == ["'folder f'", "'folder g'", "'note m'"])
+        // Alice deletes g with its note, and f; Bob meanwhile puts a note in f.
+        try await alice.write { try $0.execute(sql: "DELETE FROM notes; DELETE FROM folders") }
+        try await bob.write { try $0.execute(sql: "INSERT INTO notes VALUES ('n', 'Mine', 'f')") }
+        try await aliceSync.sync(with: remote)
+        try await bobSync.sync(with: remote)
+        #expect(try rows(bob) == ["'folder f'", "'note n'"])
+        #expect(try bobSync.refusedRows(in: "folders").map { "\($0.key): \($0.reason)" }
+            == ["f: its deletion arrived while rows of notes refer to it (a foreign key without ON DELETE CASCADE)"])
+        try await aliceSync.sync(with: remote)
+        #expect(try rows(alice) == [])
+        #expect(try aliceSync.waitingRows(in: "notes") == ["n"])
+        // Bob deletes his note: the folder's deletion is applied at last.
+        try await bob.write { try $0.execute(sql: "DELETE FROM notes") }
+        try await bobSync.sync(with: remote)
+        try await aliceSync.sync(with: remote)
+        #expect(try rows(bob) == [] && rows(alice) == [])
+        #expect(try bobSync.refusedRows(in: "folders").isEmpty && aliceSync.waitingRows(in: "notes").isEmpty)
+    }
+
     @Test func valuesKeepTheirTypeAndPrecision() async throws {
         let (server, remote) = try await server()
         defer { server.stop() }

@@ -27,6 +27,12 @@ extension TableSync {
         let fits: String
         /// Why a row that does not fit is refused (text).
         let refusal: String
+        /// True when the row of the document's key may be deleted: no row
+        /// refers to it through a foreign key that neither cascades nor
+        /// sets null ("1" when no such foreign key names this table).
+        let deletable: String
+        /// Why a deletion is refused (text).
+        let deletionRefusal: String
 
         init(_ db: Database, table: SyncedTable, row: String, blobs: String) throws {
             let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
@@ -88,6 +94,27 @@ extension TableSync {
             }
             parentsPresent = checks.isEmpty ? "1" : checks.joined(separator: " AND ")
             self.parents = parents
+            // The foreign keys of any table that name this one and would
+            // refuse its row's deletion (NO ACTION, RESTRICT).
+            var referrers: [(table: String, exists: String)] = []
+            let alias = "p"
+            for child in try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") {
+                let keys = try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\", on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq",
+                                            arguments: [child])
+                for (_, rows) in Dictionary(grouping: keys, by: { (try? $0[0] as Int) ?? 0 }).sorted(by: { $0.key < $1.key }) {
+                    guard (try rows[0][1] as String).lowercased() == table.name.lowercased(),
+                          ["NO ACTION", "RESTRICT"].contains((try rows[0][4] as String).uppercased()) else { continue }
+                    let from = try rows.map { try $0[2] as String }
+                    var to = try rows.map { try $0[3] as String? }
+                    if to.contains(where: { $0 == nil }) { to = table.keyColumns }
+                    let match = zip(from, to).map { "c.\(quoteIdentifier($0)) = \(alias).\(quoteIdentifier($1 ?? ""))" }.joined(separator: " AND ")
+                    let own = zip(table.keyColumns, table.keyValuesSQL(docKey)).map { "\(alias).\(quoteIdentifier($0)) = \($1)" }.joined(separator: " AND ")
+                    referrers.append((child, "EXISTS (SELECT 1 FROM \(quoteIdentifier(table.name)) AS \(alias), \(quoteIdentifier(child)) AS c WHERE \(own) AND \(match))"))
+                }
+            }
+            deletable = referrers.isEmpty ? "1" : "NOT (" + referrers.map(\.exists).joined(separator: " OR ") + ")"
+            let referring = referrers.map { "WHEN \($0.exists) THEN '" + $0.table.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
+            deletionRefusal = referrers.isEmpty ? "''" : "'its deletion arrived while rows of ' || CASE \(referring) END || ' refer to it (a foreign key without ON DELETE CASCADE)'"
             fits = notNull.isEmpty ? "1" : notNull.map { "\(value($0)) IS NOT NULL" }.joined(separator: " AND ")
             let missing = notNull.map { "WHEN \(value($0)) IS NULL THEN '" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
             refusal = notNull.isEmpty ? "''" : "'the document has no value for ' || CASE \(missing) END || ', a NOT NULL column'"
@@ -122,6 +149,9 @@ extension TableSync {
             /// When the upsert failed on a constraint: the documents it
             /// writes, in order, and the upsert of one of them (`?2`).
             let candidates, upsertOne: String
+            /// The deleted documents whose row others still refer to (nil
+            /// when no foreign key could refuse a deletion).
+            let refuseDeletion: String?
         }
         /// Parents' tables before their children's.
         let statements: [TableStatements]
@@ -159,7 +189,7 @@ extension TableSync {
                     unwait: "DELETE FROM \(waiting) WHERE id IN (SELECT d.id \(written) AND (d.deleted OR \(sql.parentsPresent)))",
                     wait: "INSERT OR IGNORE INTO \(waiting)(id) SELECT d.id \(written) AND NOT d.deleted AND NOT (\(sql.parentsPresent))",
                     delete: "DELETE FROM \(quoteIdentifier(table.name)) WHERE \(keys) IN (SELECT \(table.keyValuesSQL(sql.docKey).joined(separator: ", ")) "
-                        + "\(written) AND d.deleted AND NOT \(noted))",
+                        + "\(written) AND d.deleted AND NOT \(noted) AND \(sql.deletable))",
                     upsert: "INSERT INTO \(quoteIdentifier(table.name))(\(sql.upsertColumns)) SELECT \(sql.upsertValues) "
                         + "\(written) AND NOT d.deleted AND \(sql.parentsPresent) AND \(sql.fits) AND NOT \(noted) ORDER BY d.seq \(sql.onConflict)",
                     unrefuse: "DELETE FROM \(refused) WHERE id IN (SELECT d.id \(written))",
@@ -167,7 +197,9 @@ extension TableSync {
                         + "\(written) AND NOT d.deleted AND \(sql.parentsPresent) AND NOT (\(sql.fits)) AND NOT \(noted)",
                     candidates: "SELECT d.id \(written) AND NOT d.deleted AND \(sql.parentsPresent) AND \(sql.fits) AND NOT \(noted) ORDER BY d.seq",
                     upsertOne: "INSERT INTO \(quoteIdentifier(table.name))(\(sql.upsertColumns)) SELECT \(sql.upsertValues) "
-                        + "\(written) AND d.id = ?2 \(sql.onConflict)")
+                        + "\(written) AND d.id = ?2 \(sql.onConflict)",
+                    refuseDeletion: sql.deletable == "1" ? nil : "INSERT INTO \(refused)(id, reason, deletion) SELECT d.id, \(sql.deletionRefusal), 1 "
+                        + "\(written) AND d.deleted AND NOT \(noted) AND NOT (\(sql.deletable))")
             }
         }
 
@@ -219,6 +251,13 @@ extension TableSync {
             try db.execute(sql: "UPDATE \(state) SET applying = 1, mark = (SELECT ifnull(max(seq), 0) FROM \(outbox))")
             var waited = false
             let anyRefused = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(refused))") ?? false
+            // Deletions first, children's before their parents', so that a
+            // parent deleted with its children is no longer referred to.
+            for table in statements.reversed() {
+                if anyRefused { try db.execute(sql: table.unrefuse, arguments: [seq]) }
+                try db.execute(sql: table.delete, arguments: [seq])
+                if let refuseDeletion = table.refuseDeletion { try db.execute(sql: refuseDeletion, arguments: [seq]) }
+            }
             for table in statements {
                 if table.hasForeignKeys {
                     // Whether the parents are here is read before any row of
@@ -227,9 +266,7 @@ extension TableSync {
                     try db.execute(sql: table.wait, arguments: [seq])
                     waited = waited || db.changesCount > 0
                 }
-                if anyRefused { try db.execute(sql: table.unrefuse, arguments: [seq]) }
                 if let refuse = table.refuse { try db.execute(sql: refuse, arguments: [seq]) }
-                try db.execute(sql: table.delete, arguments: [seq])
                 do {
                     try db.savepoint { try db.execute(sql: table.upsert, arguments: [seq]) }
                 } catch let error as SQLiteError where Self.refusesRow(error) {
@@ -254,7 +291,7 @@ extension TableSync {
             try db.execute(sql: "UPDATE \(state) SET applying = 0")
             // A child whose parent came later in the batch (a table that
             // refers to itself, or a cycle) is applied now.
-            if waited { _ = try TableSync.applyWaiting(db, waiting: waiting, docs: docs) }
+            if waited { _ = try TableSync.applyWaiting(db, waiting: waiting, refused: refused, docs: docs) }
         }
     }
 }

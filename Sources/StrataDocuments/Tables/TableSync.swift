@@ -170,7 +170,8 @@ public final class TableSync: Sendable {
                 ) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS \(Self.refused(documentsName)) (
                   id TEXT PRIMARY KEY NOT NULL,
-                  reason TEXT NOT NULL
+                  reason TEXT NOT NULL,
+                  deletion INTEGER NOT NULL DEFAULT 0
                 ) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS \(Self.bases(documentsName)) (
                   id TEXT PRIMARY KEY NOT NULL,
@@ -474,9 +475,10 @@ public final class TableSync: Sendable {
     }
 
     /// Applies the documents whose row waited for a parent row that has
-    /// arrived since (a foreign key), until none more can be; returns how
-    /// many rows were written. StrataSync's `sync(with:)` and `run(with:)` call it
-    /// after receiving.
+    /// arrived since (a foreign key), and the deletions refused while other
+    /// rows referred to the row that no longer do, until none more can be;
+    /// returns how many were applied. StrataSync's `sync(with:)` and
+    /// `run(with:)` call it after receiving.
     @discardableResult
     public func applyWaitingRows() throws -> Int {
         try documents.writer.write { try applyWaiting($0) }
@@ -490,19 +492,22 @@ public final class TableSync: Sendable {
 
     /// Applies the waiting rows, in `db`'s transaction.
     private func applyWaiting(_ db: Database) throws -> Int {
-        try Self.applyWaiting(db, waiting: Self.waiting(documentsName), docs: documents.tables.docs)
+        try Self.applyWaiting(db, waiting: Self.waiting(documentsName), refused: Self.refused(documentsName), docs: documents.tables.docs)
     }
 
     /// Applies the rows named in the table `waiting` whose parents are
     /// there, in `db`'s transaction, until none more can be.
-    static func applyWaiting(_ db: Database, waiting: String, docs: String) throws -> Int {
+    static func applyWaiting(_ db: Database, waiting: String, refused: String, docs: String) throws -> Int {
         var applied = 0
+        // The rows waiting for a parent, and the deletions refused while
+        // other rows referred to the row.
+        let pending = "SELECT id FROM \(waiting) UNION ALL SELECT id FROM \(refused) WHERE deletion"
         while true {
-            let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
+            let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(pending))") ?? 0
             guard before > 0 else { return applied }
             // Touching the document runs its triggers again.
-            try db.execute(sql: "UPDATE \(docs) SET seq = seq WHERE id IN (SELECT id FROM \(waiting))")
-            let after = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
+            try db.execute(sql: "UPDATE \(docs) SET seq = seq WHERE id IN (\(pending))")
+            let after = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(pending))") ?? 0
             guard after < before else { return applied }
             applied += before - after
         }
@@ -542,6 +547,10 @@ public final class TableSync: Sendable {
     /// document's next revision that fits is written as usual. (A document
     /// written alone, not by a pull, whose row breaks a constraint other
     /// than `NOT NULL` fails its write with SQLite's error.)
+    ///
+    /// A deletion is refused while rows refer to the row through a foreign
+    /// key that neither cascades nor sets null; ``applyWaitingRows()``
+    /// (each sync calls it) applies it once none does.
     public func refusedRows(in table: String) throws -> [(key: String, reason: String)] {
         let refused = Self.refused(documentsName)
         return try documents.writer.read { db in
@@ -885,11 +894,12 @@ public final class TableSync: Sendable {
         func apply(base: String) -> String { """
             UPDATE \(state) SET applying = 1, mark = (SELECT ifnull(max(seq), 0) FROM \(outbox));
             INSERT INTO \(bases)(id, rev) SELECT NEW.id, \(base) WHERE \(pending) AND NOT \(noted);
-            DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey)) AND NOT \(noted);
+            DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey)) AND NOT \(noted) AND \(sql.deletable);
             INSERT INTO \(name)(\(sql.upsertColumns)) SELECT \(sql.upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND \(sql.fits) AND NOT \(noted)
               \(sql.onConflict);
             DELETE FROM \(refused) WHERE id = NEW.id;
             INSERT INTO \(refused)(id, reason) SELECT NEW.id, \(sql.refusal) WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT (\(sql.fits)) AND NOT \(noted);
+            INSERT INTO \(refused)(id, reason, deletion) SELECT NEW.id, \(sql.deletionRefusal), 1 WHERE NEW.deleted AND NOT \(noted) AND NOT (\(sql.deletable));
             DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state)) AND tbl = \(literal) AND key = \(docKey);
             DELETE FROM \(waiting) WHERE id = NEW.id AND (NEW.deleted OR \(parentsPresent));
             INSERT INTO \(waiting)(id) SELECT NEW.id WHERE NOT NEW.deleted AND NOT (\(parentsPresent))
