@@ -549,7 +549,7 @@ public final class TableSync: Sendable {
     /// than `NOT NULL` fails its write with SQLite's error.)
     ///
     /// A deletion is refused while rows refer to the row through a foreign
-    /// key that neither cascades nor sets null; ``applyWaitingRows()``
+    /// key that neither cascades nor sets null; `applyWaitingRows()`
     /// (each sync calls it) applies it once none does.
     public func refusedRows(in table: String) throws -> [(key: String, reason: String)] {
         let refused = Self.refused(documentsName)
