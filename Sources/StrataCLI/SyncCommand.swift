@@ -49,6 +49,25 @@ struct SyncCommand: AsyncParsableCommand {
         }
     }
 
+    /// A line for each row that arrived and is not in its table: waiting
+    /// for a row it refers to, refused by a constraint, or a document
+    /// whose id is not the table's spelling of a key.
+    static func rowsNotWritten(_ sync: TableSync) throws -> [String] {
+        var lines: [String] = []
+        for table in sync.tables.map(\.name) {
+            let waiting = try sync.waitingRows(in: table)
+            if !waiting.isEmpty {
+                lines.append("\(table): \(waiting.count) row\(waiting.count == 1 ? "" : "s") wait for a row \(waiting.count == 1 ? "it refers" : "they refer") to: "
+                             + waiting.joined(separator: ", "))
+            }
+            for (key, reason) in try sync.refusedRows(in: table) { lines.append("\(table): row \(key) not written: \(reason)") }
+            for id in try sync.unappliedDocuments(in: table) {
+                lines.append("\(table): document \(id) not applied: its id is not the table's spelling of a key")
+            }
+        }
+        return lines
+    }
+
     func run() async throws {
         try await reportingErrors {
             let pool = try DatabasePool(path: file)
@@ -64,6 +83,7 @@ struct SyncCommand: AsyncParsableCommand {
                 let (push, pull) = try await sync.sync(with: remote, options: options)
                 print("sent \(push.documentsWritten) documents, received \(pull.documentsWritten)"
                       + (push.documentWriteFailures > 0 ? "; the server refused \(push.documentWriteFailures)" : ""))
+                for line in try Self.rowsNotWritten(sync) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
                 if push.documentWriteFailures + pull.documentWriteFailures > 0 { throw ExitCode.failure }
             }
         }

@@ -763,7 +763,16 @@ import Testing
         try await remote.put(["_id": "notes:web", "title": "From the web", "pinned": 0])
         let second = try await runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes"])
         #expect(second.standardOutput == "sent 0 documents, received 1\n")
+        #expect(second.standardError == "")
         #expect(try String.fetchAll(Database(path: path), sql: "SELECT title FROM notes ORDER BY id") == ["From the tool", "From the web"])
+        // A row that cannot be written is said so, and the sync succeeds.
+        try await remote.put(["_id": "notes:untitled", "title": nil])
+        let untitled = try await runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes"])
+        #expect(untitled.status == 0 && untitled.standardOutput == "sent 0 documents, received 1\n")
+        #expect(untitled.standardError == "notes: row untitled not written: the document has no value for title, a NOT NULL column\n")
+        let untitledRev = try #require(try await remote.document(id: "notes:untitled")["_rev"])
+        try await remote.put(["_id": "notes:untitled", "_rev": untitledRev, "_deleted": true])
+        _ = try await runExecutable(try RunningServer.strataBinary(), ["sync", path, url, "--tables", "notes"])
         // --selector: only the pinned rows go, both ways.
         try Database(path: path).execute(sql: "INSERT INTO notes VALUES ('draft', 'Not pinned', NULL, 0, NULL), ('pin', 'Pinned', NULL, 1, NULL)")
         try await remote.put(["_id": "notes:web2", "$table": "notes", "title": "Pinned on the web", "pinned": 1])
