@@ -454,6 +454,12 @@ import Testing
         _ = try await sync.documents.bulkPut([fixed], newEdits: false)
         #expect(try Self.lines(pool, "SELECT id, age FROM people ORDER BY id") == ["'a'|30", "'b'|20", "'d'|50"])
         #expect(try sync.refusedRows(in: "people").map(\.key) == ["c"])
+        // Once the row it collided with is gone, each sync's
+        // applyWaitingRows() writes it.
+        try await pool.write { try $0.execute(sql: "DELETE FROM people WHERE id = 'a'") }
+        #expect(try await sync.applyWaitingRows() == 1)
+        #expect(try Self.lines(pool, "SELECT id, age FROM people ORDER BY id") == ["'b'|20", "'c'|40", "'d'|50"])
+        #expect(try sync.refusedRows(in: "people").isEmpty)
     }
 
     /// A folder deleted on one device while another put a note in it, with

@@ -477,8 +477,9 @@ public final class TableSync: Sendable {
     /// Applies the documents whose row waited for a parent row that has
     /// arrived since (a foreign key), and the deletions refused while other
     /// rows referred to the row that no longer do, until none more can be;
-    /// returns how many were applied. StrataSync's `sync(with:)` and
-    /// `run(with:)` call it after receiving.
+    /// then tries again each row a constraint refused (see
+    /// ``refusedRows(in:)``). Returns how many were applied. StrataSync's
+    /// `sync(with:)` and `run(with:)` call it after receiving.
     @discardableResult
     public func applyWaitingRows() throws -> Int {
         try documents.writer.write { try applyWaiting($0) }
@@ -492,7 +493,19 @@ public final class TableSync: Sendable {
 
     /// Applies the waiting rows, in `db`'s transaction.
     private func applyWaiting(_ db: Database) throws -> Int {
-        try Self.applyWaiting(db, waiting: Self.waiting(documentsName), refused: Self.refused(documentsName), docs: documents.tables.docs)
+        let (refused, docs) = (Self.refused(documentsName), documents.tables.docs)
+        var applied = try Self.applyWaiting(db, waiting: Self.waiting(documentsName), refused: refused, docs: docs)
+        // The rows a constraint refused, each tried again: a row it
+        // collided with may have changed, or a migration made it fit.
+        for id in try String.fetchAll(db, sql: "SELECT id FROM \(refused) WHERE NOT deletion ORDER BY id") {
+            do {
+                try db.savepoint { try db.execute(sql: "UPDATE \(docs) SET seq = seq WHERE id = ?", arguments: [id]) }
+            } catch let error as SQLiteError where BatchApply.refusesRow(error) {
+                continue
+            }
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(refused) WHERE id = ?)", arguments: [id]) == false { applied += 1 }
+        }
+        return applied
     }
 
     /// Applies the rows named in the table `waiting` whose parents are
@@ -544,7 +557,9 @@ public final class TableSync: Sendable {
     /// a pull's batch, a row may also break a `CHECK`, a `UNIQUE` column or
     /// a `STRICT` column's type. Its document is kept, the row keeps what it
     /// had (none, for a new row), the rest of the batch is written, and the
-    /// document's next revision that fits is written as usual. (A document
+    /// document's next revision that fits is written as usual; each sync
+    /// (`applyWaitingRows()`) also tries the row again, since the row it
+    /// collided with may have changed or a migration made it fit. (A document
     /// written alone, not by a pull, whose row breaks a constraint other
     /// than `NOT NULL` fails its write with SQLite's error.)
     ///
