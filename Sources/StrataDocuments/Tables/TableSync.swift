@@ -807,7 +807,9 @@ public final class TableSync: Sendable {
     static func registry(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_tables") }
     /// The documents whose row waits for a parent row (a foreign key).
     static func waiting(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_waiting") }
-    /// The documents whose row breaks a `NOT NULL` constraint, and why.
+    /// The documents whose row a constraint refused, and why: the row
+    /// breaks one of its table's (`deletion` 0), or its deletion arrived
+    /// while other rows referred to it (`deletion` 1).
     static func refused(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_refused") }
     /// For a row changed here while another device's revision of it
     /// arrived, before the change was captured: the revision the change was
