@@ -2,10 +2,19 @@ import Foundation
 
 // Helpers shared by the unit tests and the end-to-end tests, written once.
 
+/// The folder that holds this test process's temporary folders. It is
+/// removed when the process exits, so that a test run leaves nothing in
+/// the system's temporary directory (a full run writes about a gigabyte).
+private let temporaryRoot: URL = {
+    let root = FileManager.default.temporaryDirectory
+        .appendingPathComponent("strata-tests-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)", isDirectory: true)
+    atexit { try? FileManager.default.removeItem(at: temporaryRoot) }
+    return root
+}()
+
 /// A path in a new temporary folder, for a database file that does not exist yet.
 public func makeTemporaryPath(_ name: String = "test.sqlite") throws -> String {
-    let folder = FileManager.default.temporaryDirectory
-        .appendingPathComponent("strata-tests-\(UUID().uuidString)", isDirectory: true)
+    let folder = temporaryRoot.appendingPathComponent(UUID().uuidString, isDirectory: true)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     return folder.appendingPathComponent(name).path
 }
