@@ -601,9 +601,11 @@ import Testing
         let (pool, sync) = try Self.device("""
             CREATE TABLE favorites(user TEXT NOT NULL, book_id INTEGER NOT NULL, note TEXT, PRIMARY KEY (user, book_id)) WITHOUT ROWID
             """, syncing: "favorites")
-        // Spaced; a REAL for an INTEGER column and a number for a TEXT one
-        // (the row would keep 7 and "7"); three values; not JSON.
-        let others = [#"favorites:["ann", 7]"#, #"favorites:["ann",7.0]"#, #"favorites:[7,7]"#, #"favorites:["ann",7,1]"#, "favorites:ann"]
+        // Spaced; a REAL or a number's text for an INTEGER column and a
+        // number for a TEXT one (the row would keep 7 and "7"); three values;
+        // not JSON.
+        let others = [#"favorites:["ann", 7]"#, #"favorites:["ann",7.0]"#, #"favorites:["ann","7"]"#, #"favorites:["ann"," 7"]"#,
+                      #"favorites:[7,7]"#, #"favorites:["ann",7,1]"#, "favorites:ann"]
         let written: [JSONObject] = [["_id": #"favorites:["ann",12]"#, "note": "compact"]] + others.map { ["_id": .string($0), "note": .string($0)] }
         try await Self.write(written, to: sync, batched: batched)
         #expect(try Self.lines(pool, "SELECT user, book_id, note FROM favorites") == ["'ann'|12|'compact'"])
@@ -640,6 +642,28 @@ import Testing
         try await Self.write(written, to: sync, batched: batched)
         #expect(try Self.lines(pool, "SELECT book_id, stars FROM ratings ORDER BY book_id") == ["-3|1", "12|4"])
         #expect(try sync.unappliedDocuments(in: "ratings") == others.sorted())
+    }
+
+    /// A one-column key of numeric affinity that is not the row id (`INT`,
+    /// `REAL`) keeps a number: a document named with other digits than the
+    /// ones the row's key is written with (`012` or `12.0` for an INT,
+    /// `2` for a REAL's `2.0`) would make a row whose own document is
+    /// another one, so it is kept and not applied.
+    @Test(arguments: [false, true])
+    func aOneColumnNumericKeySpelledOtherwiseIsNotARow(batched: Bool) async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE codes(code INT PRIMARY KEY, label TEXT);
+            CREATE TABLE levels(level REAL PRIMARY KEY, name TEXT)
+            """, syncing: ["codes", "levels"])
+        let others = ["codes:012", "codes:12.0", "codes: 12", "codes:1e3", "levels:2"]
+        let written: [JSONObject] = [["_id": "codes:12", "label": "twelve"], ["_id": "codes:abc", "label": "a word"], ["_id": "levels:2.0", "name": "two"],
+                                     ["_id": "levels:2.5", "name": "two and a half"]]
+            + others.map { ["_id": .string($0), "label": .string($0)] }
+        try await Self.write(written, to: sync, batched: batched)
+        #expect(try Self.lines(pool, "SELECT code, label FROM codes ORDER BY code") == ["12|'twelve'", "'abc'|'a word'"])
+        #expect(try Self.lines(pool, "SELECT level, name FROM levels ORDER BY level") == ["2.0|'two'", "2.5|'two and a half'"])
+        #expect(try sync.unappliedDocuments(in: "codes") == others.filter { $0.hasPrefix("codes:") }.sorted())
+        #expect(try sync.unappliedDocuments(in: "levels") == ["levels:2"])
     }
 
     /// Writes `documents` into `sync`'s document store as another client's

@@ -97,27 +97,41 @@ public final class TableSync: Sendable {
         /// SQL that is true when the document key in `text` is spelled as
         /// ``keySQL(_:)`` spells the key of the row it makes: for an
         /// `INTEGER PRIMARY KEY`, an integer's digits (`12`, not `012`,
-        /// `12.0` or `twelve`, which the row id cannot hold); for another
-        /// one-column key, always; for a composite key, a JSON array of one value
-        /// per column as SQLite's `json_array` writes the values the
-        /// columns keep (`["ann",12]` for a TEXT and an INTEGER column, not
-        /// `["ann", 12]`, `["ann",12.0]` or `["ann",12,0]`). Malformed JSON
-        /// is false, not an error. (A JSON string that an INTEGER, REAL or
-        /// NUMERIC column would turn into a number is not caught.)
+        /// `12.0` or `twelve`, which the row id cannot hold); for a
+        /// one-column key of `INTEGER`, `REAL` or `NUMERIC` affinity, the
+        /// digits the column's number is written with (`12` for an INTEGER
+        /// column, `12.0` for a REAL one); for a composite key, a JSON array
+        /// of one value per column as SQLite's `json_array` writes the values
+        /// the columns keep (`["ann",12]` for a TEXT and an INTEGER column,
+        /// not `["ann", 12]`, `["ann",12.0]`, `["ann","12"]` or
+        /// `["ann",12,0]`). Malformed JSON is false, not an error.
         func isRowKeySQL(_ text: String) -> String {
             if keyIsRowID { return "\(text) = CAST(CAST(\(text) AS INTEGER) AS TEXT)" }
-            if keyColumns.count == 1 { return "1" }
-            // The value the column keeps, as its affinity converts it.
-            let kept = zip(keyValuesSQL(text), keyAffinities).map { value, affinity in
-                switch affinity {
-                case "TEXT": return "CASE WHEN typeof(\(value)) IN ('integer', 'real') THEN CAST(\(value) AS TEXT) ELSE \(value) END"
-                case "REAL": return "CASE WHEN typeof(\(value)) = 'integer' THEN CAST(\(value) AS REAL) ELSE \(value) END"
-                default:
-                    return "CASE WHEN typeof(\(value)) = 'real' AND abs(\(value)) < 9.2e18 AND \(value) = CAST(\(value) AS INTEGER) "
-                        + "THEN CAST(\(value) AS INTEGER) ELSE \(value) END"
-                }
+            let kept = zip(keyValuesSQL(text), keyAffinities).map { Self.keptSQL($0, affinity: $1) }
+            if keyColumns.count == 1 {
+                return keyAffinities[0] == "TEXT" || keyAffinities[0] == "BLOB" ? "1" : "\(text) = CAST(\(kept[0]) AS TEXT)"
             }
             return "CASE WHEN json_valid(\(text)) THEN \(text) = json_array(\(kept.joined(separator: ", "))) ELSE 0 END"
+        }
+
+        /// SQL for the value a column of `affinity` keeps when given
+        /// `value`, by SQLite's rules: a TEXT column keeps a number's text;
+        /// a numeric one a well-formed number's text as the number (SQLite
+        /// itself decides what is well-formed: comparing text with a
+        /// `CAST(… AS NUMERIC)` applies the same affinity), a REAL column
+        /// an integer as a REAL, and an INTEGER or NUMERIC column a REAL
+        /// without a fraction as an INTEGER.
+        static func keptSQL(_ value: String, affinity: String) -> String {
+            let number = "typeof(\(value)) = 'text' AND \(value) = CAST(\(value) AS NUMERIC)"
+            switch affinity {
+            case "TEXT": return "CASE WHEN typeof(\(value)) IN ('integer', 'real') THEN CAST(\(value) AS TEXT) ELSE \(value) END"
+            case "BLOB": return value
+            case "REAL": return "CASE WHEN typeof(\(value)) = 'integer' OR \(number) THEN CAST(\(value) AS REAL) ELSE \(value) END"
+            default:
+                // `CAST(… AS NUMERIC)` of text gives an INTEGER for a number without a fraction, as the column does.
+                return "CASE WHEN typeof(\(value)) = 'real' AND abs(\(value)) < 9.2e18 AND \(value) = CAST(\(value) AS INTEGER) "
+                    + "THEN CAST(\(value) AS INTEGER) WHEN \(number) THEN CAST(\(value) AS NUMERIC) ELSE \(value) END"
+            }
         }
 
         /// SQL that is true for the row whose document key is `text`.
