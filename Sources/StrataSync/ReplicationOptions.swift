@@ -37,8 +37,10 @@ public struct ReplicationOptions: Sendable {
     public var retries = 10
     /// The first wait between attempts; it doubles up to ``maximumBackoff``.
     public var initialBackoff: Duration = .milliseconds(200)
+    /// The longest wait between attempts.
     public var maximumBackoff: Duration = .seconds(10)
 
+    /// Options with the given values; the others keep their defaults.
     public init(continuous: Bool = false, createTarget: Bool = false, filter: ReplicationFilter? = nil, batchSize: Int = 500) {
         self.continuous = continuous
         self.createTarget = createTarget

@@ -29,6 +29,7 @@ public struct Replicator: Sendable {
     public let source: any DocumentStore
     /// Where they go.
     public let target: any DocumentStore
+    /// How the replication runs: once or continuously, batches, filter.
     public let options: ReplicationOptions
 
     /// The two sides as the replication talks to them: the stores, or
@@ -36,6 +37,7 @@ public struct Replicator: Sendable {
     let sourcePeer: any ReplicationPeer
     let targetPeer: any ReplicationPeer
 
+    /// A replication from `source` to `target`; ``run(progress:)`` runs it.
     public init(source: any DocumentStore, target: any DocumentStore, options: ReplicationOptions = ReplicationOptions()) {
         self.init(source: source, target: target, options: options, sourcePeer: StorePeer(store: source), targetPeer: StorePeer(store: target))
     }

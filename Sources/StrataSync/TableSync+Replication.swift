@@ -38,6 +38,10 @@ extension TableSync {
         return done
     }
 
+    /// How often ``run(with:options:)`` looks for commits by other
+    /// processes.
+    static let lookInterval = Duration.milliseconds(50)
+
     /// Syncs with `remote` until cancelled: every local commit that changes
     /// a synced table becomes documents and is sent, and every remote change
     /// is received and applied, as it happens. Writes by another process on
@@ -50,10 +54,6 @@ extension TableSync {
     /// // … the app reads and writes its tables …
     /// syncing.cancel()
     /// ```
-    /// How often ``run(with:options:)`` looks for commits by other
-    /// processes.
-    static let lookInterval = Duration.milliseconds(50)
-
     public func run(with remote: any DocumentStore, options: ReplicationOptions = ReplicationOptions()) async throws {
         try await captureLocalChanges()
         var continuous = options

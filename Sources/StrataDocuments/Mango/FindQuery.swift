@@ -3,16 +3,24 @@ import Strata
 
 /// A `_find` request.
 public struct FindQuery: Sendable {
+    /// The Mango selector documents must match (`selector`).
     public var selector: JSON
+    /// The members each answered document keeps (`fields`); nil: all.
     public var fields: [String]?
     /// Fields with their direction (`true` ascending).
     public var sort: [(field: String, ascending: Bool)] = []
+    /// At most this many documents (`limit`, 25 as in CouchDB).
     public var limit = 25
+    /// Documents left out before the first answered (`skip`).
     public var skip = 0
+    /// Where the previous page ended (`bookmark`, from ``FindResult``).
     public var bookmark: String?
+    /// The index to use, `"ddoc"` or `"ddoc/name"` (`use_index`).
     public var useIndex: String?
+    /// Whether the answer counts what was examined (`execution_stats`).
     public var executionStats = false
 
+    /// A query with the given values; the defaults are CouchDB's.
     public init(selector: JSON, fields: [String]? = nil, sort: [(field: String, ascending: Bool)] = [], limit: Int = 25, skip: Int = 0, bookmark: String? = nil, useIndex: String? = nil, executionStats: Bool = false) {
         self.selector = selector
         self.fields = fields
@@ -58,9 +66,13 @@ public struct FindQuery: Sendable {
 
 /// What `_find` answers.
 public struct FindResult: Sendable {
+    /// The matching documents (or their ``FindQuery/fields``).
     public var docs: [JSONObject]
+    /// Hand it back as ``FindQuery/bookmark`` for the next page.
     public var bookmark: String
+    /// CouchDB's warnings, one a line (no index used, documents examined…).
     public var warning: String?
+    /// What was examined, when ``FindQuery/executionStats`` asked.
     public var executionStats: JSON?
     /// The index used, nil for a full scan.
     public var index: MangoIndex?
@@ -70,6 +82,7 @@ public struct FindResult: Sendable {
     /// when a comparison spans CouchDB's type ranks.
     public var statements: [String]
 
+    /// An answer with the given values.
     public init(docs: [JSONObject], bookmark: String, warning: String? = nil, executionStats: JSON? = nil,
                 index: MangoIndex? = nil, statements: [String] = []) {
         self.docs = docs

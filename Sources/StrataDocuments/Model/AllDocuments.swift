@@ -18,18 +18,28 @@ public struct AllDocumentsOptions: Sendable {
     /// These ids, in this order (after `descending`, `skip` and `limit`);
     /// a missing one is a row with `"error": "not_found"`.
     public var keys: [String]?
+    /// The first id listed (`startkey`), in the order of the listing.
     public var startKey: String?
+    /// The last id listed (`endkey`).
     public var endKey: String?
+    /// Whether ``endKey`` itself is listed (`inclusive_end`).
     public var inclusiveEnd = true
+    /// From the last id to the first (`descending`).
     public var descending = false
+    /// At most this many rows (`limit`).
     public var limit: Int?
+    /// Rows left out before the first answered (`skip`).
     public var skip = 0
+    /// Each row with its document's winning revision (`include_docs`).
     public var includeDocs = false
+    /// With ``includeDocs``, each document with its `_conflicts`
+    /// (`conflicts`).
     public var conflicts = false
     /// Whether `totalRows` and `offset` are counted (a page after the first
     /// of a streamed listing needs neither, and counting is a scan).
     package var countsRows = true
 
+    /// Options with the given values; the defaults are CouchDB's.
     public init(keys: [String]? = nil, startKey: String? = nil, endKey: String? = nil, inclusiveEnd: Bool = true, descending: Bool = false, limit: Int? = nil, skip: Int = 0, includeDocs: Bool = false, conflicts: Bool = false) {
         self.keys = keys
         self.startKey = startKey
@@ -52,8 +62,11 @@ public struct AllDocumentsResult: Sendable, Equatable {
     /// nil when keys were given or for `_local` documents (CouchDB answers
     /// `null`).
     public var offset: Int?
+    /// `{"id", "key", "value": {"rev"}[, "doc"]}` for each document
+    /// listed, CouchDB's rows.
     public var rows: [JSON]
 
+    /// An answer with the given values.
     public init(totalRows: Int?, offset: Int?, rows: [JSON]) {
         self.totalRows = totalRows
         self.offset = offset

@@ -4,14 +4,26 @@ import Strata
 /// Options of the changes feed, the same for a store in this process and
 /// a server's.
 public struct ChangesOptions: Sendable {
-    public enum Style: String, Sendable { case mainOnly = "main_only", allDocs = "all_docs" }
+    /// Which revisions a change lists (`style`).
+    public enum Style: String, Sendable {
+        /// The winning revision only (`main_only`).
+        case mainOnly = "main_only"
+        /// Every leaf revision, conflicts and deleted leaves too (`all_docs`).
+        case allDocs = "all_docs"
+    }
     /// Where to start: ``ChangeSequence/start``, ``ChangeSequence/now``, or
     /// a `lastSeq` (or a change's `seq`) the same store gave.
     public var since = ChangeSequence.start
+    /// At most this many changes (`limit`); nil: all of them.
     public var limit: Int?
+    /// The newest change first (`descending`).
     public var descending = false
+    /// Which revisions each change lists (`style`).
     public var style = Style.mainOnly
+    /// Each change with its document's winning revision (`include_docs`).
     public var includeDocs = false
+    /// With ``includeDocs``, each document with its `_conflicts`
+    /// (`conflicts`).
     public var conflicts = false
     /// Only these documents (`filter=_doc_ids`).
     public var documentIDs: Set<String>?
@@ -45,6 +57,7 @@ public struct ChangesOptions: Sendable {
         designOnly || (documentIDs.map { $0.count <= 100 } ?? false)
     }
 
+    /// Options with the given values; the defaults are CouchDB's.
     public init(since: ChangeSequence = .start, limit: Int? = nil, descending: Bool = false, style: Style = .mainOnly, includeDocs: Bool = false, conflicts: Bool = false, documentIDs: Set<String>? = nil, selector: JSON? = nil, designOnly: Bool = false, designFilter: String? = nil, filterParameters: [String: String] = [:], longpoll: Duration? = nil) {
         self.since = since
         self.limit = limit
@@ -66,13 +79,16 @@ public struct Change: Sendable, Equatable {
     /// Where this change is in the feed: hand it back as `since` to read
     /// the changes after it.
     public var seq: ChangeSequence
+    /// The document's id.
     public var id: String
     /// The leaf revisions (the winner only with `style: .mainOnly`).
     public var changes: [String]
+    /// Whether the document's winning revision is a deletion.
     public var deleted: Bool
     /// The document, with `includeDocs`.
     public var doc: JSONObject?
 
+    /// An entry with the given values.
     public init(seq: ChangeSequence, id: String, changes: [String], deleted: Bool = false, doc: JSONObject? = nil) {
         self.seq = seq
         self.id = id
@@ -92,12 +108,14 @@ public struct Change: Sendable, Equatable {
 
 /// A page of the changes feed.
 public struct ChangesResult: Sendable, Equatable {
+    /// The changes of the page, in the order of the feed.
     public var results: [Change]
     /// Where the next page starts (`since`).
     public var lastSeq: ChangeSequence
     /// Changes after this page (nil when a server does not say).
     public var pending: Int?
 
+    /// A page with the given values.
     public init(results: [Change], lastSeq: ChangeSequence, pending: Int?) {
         self.results = results
         self.lastSeq = lastSeq

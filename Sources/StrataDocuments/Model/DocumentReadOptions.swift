@@ -3,13 +3,19 @@ import Strata
 
 /// Options of a document read (CouchDB's query parameters of `GET /{db}/{id}`).
 public struct DocumentReadOptions: Sendable {
+    /// This revision instead of the winner (`rev`).
     public var rev: String?
+    /// The revision's ancestry in `_revisions` (`revs`).
     public var revs = false
+    /// Each ancestor's availability in `_revs_info` (`revs_info`).
     public var revsInfo = false
+    /// The other live leaves in `_conflicts` (`conflicts`).
     public var conflicts = false
+    /// The deleted leaves in `_deleted_conflicts` (`deleted_conflicts`).
     public var deletedConflicts = false
     /// Attachment contents inline (base64) instead of stubs.
     public var attachments = false
+    /// The document's update sequence in `_local_seq` (`local_seq`).
     public var localSequence = false
     /// With `rev`: the leaf that descends from it instead.
     public var latest = false
@@ -24,6 +30,7 @@ public struct DocumentReadOptions: Sendable {
     /// `attachmentsSince`, for the revision read).
     var attachmentsAfter = 0
 
+    /// Options with the given values; the defaults are CouchDB's.
     public init(rev: String? = nil, revs: Bool = false, revsInfo: Bool = false, conflicts: Bool = false, deletedConflicts: Bool = false, attachments: Bool = false, localSequence: Bool = false, latest: Bool = false) {
         self.rev = rev
         self.revs = revs

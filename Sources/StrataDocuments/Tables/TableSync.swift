@@ -67,8 +67,11 @@ public final class TableSync: Sendable {
     /// A synced table: its name, its primary key's columns and all its
     /// columns.
     public struct SyncedTable: Sendable, Hashable {
+        /// The table's name.
         public let name: String
+        /// The primary key's columns, in the key's order.
         public let keyColumns: [String]
+        /// All the table's columns, in the table's order.
         public let columns: [String]
         /// The columns of BLOB affinity (declared `BLOB`, or with no type),
         /// whose BLOB values are the document's attachments.
