@@ -290,6 +290,31 @@ import Testing
         #expect(reason.hasPrefix("function raised error: TypeError") && reason.contains("\nstacktrace: "), "\(reason)")
     }
 
+    /// `validate_doc_update` gets the documents as CouchDB 3.4.3's query
+    /// servers do (`couch_query_servers:validate_doc_update/6`): the new one
+    /// with `_revisions` naming the revision it was made on, the old one
+    /// with its newest 20 revision ids; a new document has no `_revisions`.
+    @Test func validationSeesRevisionsAsCouchDBHandsThem() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        #expect(try await server.send("PUT", "/db", user: admin).0 == 201)
+        #expect(try await server.send("PUT", "/db/_design/rules", json: #"""
+            {"validate_doc_update":"function(doc, old) { if (doc.probe) throw({forbidden: JSON.stringify([doc._rev || null, doc._revisions || null, old ? old._revisions : null])}); }"}
+            """#, user: admin).0 == 201)
+        let (fresh, refusal) = try await server.send("PUT", "/db/new", json: #"{"probe":true}"#)
+        #expect(fresh == 403 && refusal?["reason"] == "[null,null,null]")
+        var rev = try await server.send("PUT", "/db/d", json: #"{"n":0}"#).1?["rev"]?.stringValue ?? ""
+        for n in 1..<25 {
+            rev = try await server.send("PUT", "/db/d", json: #"{"_rev":"\#(rev)","n":\#(n)}"#).1?["rev"]?.stringValue ?? ""
+        }
+        let path = try await server.send("GET", "/db/d?revs=true").1?["_revisions"]?["ids"]?.arrayValue ?? []
+        #expect(path.count == 25)
+        let (status, probed) = try await server.send("PUT", "/db/d", json: #"{"_rev":"\#(rev)","probe":true}"#)
+        let seen = try JSON(parsing: probed?["reason"]?.stringValue ?? "").arrayValue ?? []
+        #expect(status == 403)
+        #expect(seen == [.string(rev), ["start": 25, "ids": .array([path[0]])], ["start": 25, "ids": .array(Array(path.prefix(20)))]])
+    }
+
     /// MEASURED-DIFFERENCES.md, "Design documents and Mango".
     @Test func mangoAnswersAsCouchDBs() async throws {
         let server = try await RunningServer.start()

@@ -52,7 +52,8 @@ extension DocumentDatabase {
             let stored = try registry.storedValidators(db, tables)
             let javaScript = registry.unreplaced(stored.designs)
             guard !javaScript.isEmpty else { return nil }
-            return (stored, javaScript, try tables.winner(db, id: id), try tables.meta(db, "_security") ?? .object([:]))
+            return (stored, javaScript, try tables.winner(db, id: id, revisions: DocumentDatabase.functionRevisionsLimit),
+                    try tables.meta(db, "_security") ?? .object([:]))
         }
         guard let (stored, javaScript, old, security) = read else { return nil }
         let user = validationUser(userContext)
@@ -85,8 +86,17 @@ extension DocumentDatabase {
         }
     }
 
+    /// Runs each design's JavaScript `validate_doc_update`. The functions
+    /// get the documents as CouchDB's query servers do: the new one with
+    /// its `_revisions` (for an edit, the revision it was made on), the old
+    /// one (read by the caller) with its newest
+    /// ``functionRevisionsLimit`` revision ids.
     static func runJavaScript(_ designs: [JSONObject], runner: any DesignFunctionRunner, tenant: String,
                               document: JSONObject, old: JSONObject?, user: JSON, security: JSON) throws {
+        var document = document
+        if document["_revisions"] == nil, let rev = document["_rev"]?.stringValue.flatMap(Revision.init) {
+            document["_revisions"] = .object(["start": .int(rev.depth), "ids": .array([.string(rev.hash)])])
+        }
         for design in designs {
             let answer = try runner.run(tenant: tenant, design: design, path: ["validate_doc_update"],
                                         arguments: [.object(document), old.map(JSON.object) ?? .null, user, security])
@@ -149,7 +159,11 @@ extension DocumentDatabase {
                 let names = javaScript.compactMap { $0["_id"]?.stringValue }.joined(separator: ", ")
                 throw DocumentError(.osProcessError, "\(names) validate\(javaScript.count == 1 ? "s" : "") writes in JavaScript, and this database has no JavaScript runner: register Swift DesignFunctions with a validate function under that design's name, or give the database a DesignFunctionRunner")
             }
-            try DocumentDatabase.runJavaScript(javaScript, runner: runner, tenant: tenant, document: document, old: old, user: user, security: security)
+            // The functions see the old document's newest revision ids, as
+            // on CouchDB (a tree read, only when JavaScript runs).
+            let oldWithRevisions = old == nil ? nil : try tables.winner(db, id: id, revisions: DocumentDatabase.functionRevisionsLimit)
+            try DocumentDatabase.runJavaScript(javaScript, runner: runner, tenant: tenant, document: document, old: oldWithRevisions,
+                                               user: user, security: security)
         }
     }
 }
