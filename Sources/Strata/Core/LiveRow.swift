@@ -151,7 +151,7 @@ public struct LiveRow: RowProtocol {
     ///
     /// - Throws: ``DatabaseDecodingError`` when there is no such column or the
     ///   value does not fit `T`.
-    @inlinable
+    @inlinable @inline(__always)
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, forColumn name: String) throws -> T {
         if let live {
             // `cursor` owns the statement that owns `live`.
@@ -196,7 +196,7 @@ public struct LiveRow: RowProtocol {
     /// The value of the column named `name` as `T`: `let title: String = try row["title"]`.
     @inlinable
     public subscript<T: DatabaseValueConvertible>(_ name: String) -> T {
-        get throws { try decode(T.self, forColumn: name) }
+        @inline(__always) get throws { try decode(T.self, forColumn: name) }
     }
 
     /// All stored values, in column order; empty for a cursor's row read after
