@@ -820,13 +820,40 @@ struct DocumentTables: Sendable {
     /// deleted); with `_revisions` of at most `revisions` ids (and no more
     /// than `revs_limit`) when given: what CouchDB hands a design function
     /// (see ``DocumentDatabase/functionRevisionsLimit``).
+    ///
+    /// The ids are read by walking up from the winner, one lookup each,
+    /// rather than by loading the revision tree: a document edited a
+    /// thousand times has a thousand revisions, and every validated write
+    /// and update call reads them.
     func winner(_ db: Database, id: String, revisions: Int? = nil) throws -> JSONObject? {
-        let limit = try revisions.map { min($0, try meta(db, "revs_limit")?.intValue ?? 1000) }
+        var document: JSONObject
         do {
-            return try read(db, id: id, options: DocumentReadOptions(revs: revisions != nil), revsLimit: limit)
+            document = try read(db, id: id, options: DocumentReadOptions())
         } catch let error as DocumentError where error.kind == .notFound {
             return nil
         }
+        if let revisions, let rev = document["_rev"]?.stringValue.flatMap(Revision.init) {
+            let limit = min(revisions, try meta(db, "revs_limit")?.intValue ?? 1000)
+            let ids = try newestRevisionIDs(db, id: id, from: rev, limit: limit)
+            document["_revisions"] = .object(["start": .int(rev.depth), "ids": .array(ids.map(JSON.string))])
+        }
+        return document
+    }
+
+    /// The hashes of `rev` and its ancestors, newest first, at most
+    /// `limit` of them: the path `_revisions` lists, as far as the tree
+    /// keeps it.
+    func newestRevisionIDs(_ db: Database, id: String, from rev: Revision, limit: Int) throws -> [String] {
+        guard limit > 0 else { return [] }
+        let revisions = try String.fetchAll(db, sql: """
+            WITH RECURSIVE path(rev, parent, n) AS (
+              SELECT rev, parent, 1 FROM \(revs) WHERE doc = ?1 AND rev = ?2
+              UNION ALL
+              SELECT r.rev, r.parent, path.n + 1 FROM path JOIN \(revs) AS r ON r.doc = ?1 AND r.rev = path.parent WHERE path.n < ?3
+            )
+            SELECT rev FROM path ORDER BY n
+            """, arguments: [id, rev.description, limit])
+        return revisions.compactMap { Revision($0)?.hash }
     }
 
     func latestLeaf(_ tree: RevisionTree, from rev: Revision) -> Revision? {
