@@ -73,7 +73,7 @@ struct SyncCommand: AsyncParsableCommand {
             let pool = try DatabasePool(path: file)
             let sync = try TableSync(pool, tables: tables.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             let remote = try openDocumentStore(url)
-            var options = pacing.options(createTarget: createTarget)
+            var options = pacing.options(TableSync.defaultReplicationOptions, createTarget: createTarget)
             if let selector { options.filter = .selector(try JSON(parsing: selector)) }
             if continuous {
                 if createTarget { try await remote.createIfMissing() }
