@@ -20,6 +20,7 @@ public struct ReplicationProgress: Sendable, Equatable {
     /// True once a continuous replication has caught up (and after a one-shot one ends).
     public var caughtUp = false
 
+    /// Nothing replicated yet.
     public init() {}
 
     /// The counts of this run and of `later`, a run after it, added; where

@@ -38,9 +38,12 @@ public struct DesignFunctions: Sendable {
 
     /// A view: its map and, optionally, its reduce.
     public struct View: Sendable {
+        /// Emits the view's rows of one document.
         public var map: Map
+        /// Reduces the rows, when the view has a reduce.
         public var reduce: ViewReduce?
 
+        /// A view of `map` and, optionally, `reduce`.
         public init(map: @escaping Map, reduce: ViewReduce? = nil) {
             self.map = map
             self.reduce = reduce
@@ -50,11 +53,16 @@ public struct DesignFunctions: Sendable {
     /// Name it when the functions change: the views' indexes are rebuilt
     /// when the version differs from the one they were built with.
     public var version: String
+    /// The views, by name (`_view/name`).
     public var views: [String: View] = [:]
+    /// The update functions, by name (`_update/name`).
     public var updates: [String: Update] = [:]
+    /// The validation every write of a document is checked with.
     public var validate: Validate?
+    /// The changes feed's filters, by name (`filter=design/name`).
     public var filters: [String: Filter] = [:]
 
+    /// No functions yet, at `version`.
     public init(version: String = "1") {
         self.version = version
     }

@@ -17,6 +17,7 @@ public struct UpdateHandlerAnswer: Sendable, Equatable {
     /// `X-Couch-Update-NewRev`: its new revision.
     public var newRevision: String?
 
+    /// An answer with the given values.
     public init(status: Int, body: Data, contentType: String = "text/html; charset=utf-8", headers: [String: String] = [:],
                 documentID: String? = nil, newRevision: String? = nil) {
         self.status = status

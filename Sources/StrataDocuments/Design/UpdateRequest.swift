@@ -31,6 +31,7 @@ public struct UpdateRequest: Sendable {
     /// The path and query as received (`req.raw_path`); nil: made.
     public var rawPath: String?
 
+    /// A request with the given values; its path is made from the call.
     public init(method: String = "POST", body: Data = Data(), contentType: String = "application/json",
                 query: [String: String] = [:], headers: [String: String] = [:]) {
         self.method = method

@@ -5,6 +5,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// The members, in order.
     public private(set) var pairs: [(key: String, value: JSON)]
 
+    /// An object without members.
     public init() { pairs = [] }
 
     /// An object of these members; a repeated name keeps its first place
@@ -50,8 +51,11 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         }
     }
 
+    /// The members' names, in order.
     public var keys: [String] { pairs.map(\.key) }
+    /// Whether the object has no member.
     public var isEmpty: Bool { pairs.isEmpty }
+    /// The number of members.
     public var count: Int { pairs.count }
 
     public func makeIterator() -> IndexingIterator<[(key: String, value: JSON)]> {

@@ -3,11 +3,16 @@ import Strata
 
 /// An attachment's bytes and what is known of them.
 public struct Attachment: Sendable, Equatable {
+    /// Its MIME type (`content_type`).
     public var contentType: String
+    /// The bytes.
     public var data: Data
+    /// CouchDB's digest of the bytes, `md5-` and its base64.
     public var digest: String
+    /// The depth of the revision that added it (`revpos`).
     public var revpos: Int
 
+    /// An attachment with the given values.
     public init(contentType: String, data: Data, digest: String, revpos: Int) {
         self.contentType = contentType
         self.data = data

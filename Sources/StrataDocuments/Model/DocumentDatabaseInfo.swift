@@ -18,6 +18,7 @@ public struct DocumentDatabaseInfo: Sendable, Equatable {
     /// How many purges the database has had (`purge_seq`).
     public var purgeSequence = 0
 
+    /// Information with the given values.
     public init(name: String, documentCount: Int, deletedDocumentCount: Int, updateSequence: ChangeSequence, fileSize: Int, activeSize: Int) {
         self.name = name
         self.documentCount = documentCount

@@ -75,6 +75,7 @@ public struct DocumentError: Error, Equatable, CustomStringConvertible, Sendable
     /// is none of CouchDB's kinds (``error`` keeps the name).
     public var kind: Kind { Kind(rawValue: error) ?? .internalError }
 
+    /// An error of one of CouchDB's kinds, with its status, and why.
     public init(_ kind: Kind, _ reason: String) {
         self.error = kind.rawValue
         self.reason = reason

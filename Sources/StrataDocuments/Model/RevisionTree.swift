@@ -1,9 +1,12 @@
 /// A revision id, `N-hash`: N the depth in the document's tree (1 for a new
 /// document), hash opaque text (32 lowercase hex when Strata makes it).
 public struct Revision: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// N: the revision's depth in the document's tree.
     public var depth: Int
+    /// The text after the dash.
     public var hash: String
 
+    /// The revision `depth-hash`.
     public init(depth: Int, hash: String) {
         self.depth = depth
         self.hash = hash

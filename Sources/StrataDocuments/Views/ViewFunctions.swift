@@ -51,6 +51,7 @@ public struct ReduceBatch: Sendable, Equatable {
     /// The rows' values, or the reductions to rereduce.
     public var values: [JSON]
 
+    /// A call with the given rows (or, without keys, reductions).
     public init(keys: [JSON]?, values: [JSON]) {
         self.keys = keys
         self.values = values
