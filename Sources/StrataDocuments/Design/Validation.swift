@@ -160,8 +160,8 @@ extension DocumentDatabase {
                 throw DocumentError(.osProcessError, "\(names) validate\(javaScript.count == 1 ? "s" : "") writes in JavaScript, and this database has no JavaScript runner: register Swift DesignFunctions with a validate function under that design's name, or give the database a DesignFunctionRunner")
             }
             // The functions see the old document's newest revision ids, as
-            // on CouchDB (a tree read, only when JavaScript runs).
-            let oldWithRevisions = old == nil ? nil : try tables.winner(db, id: id, revisions: DocumentDatabase.functionRevisionsLimit)
+            // on CouchDB (read only when JavaScript runs).
+            let oldWithRevisions = try old.map { try tables.withRevisions(db, $0, revisions: DocumentDatabase.functionRevisionsLimit) }
             try DocumentDatabase.runJavaScript(javaScript, runner: runner, tenant: tenant, document: document, old: oldWithRevisions,
                                                user: user, security: security)
         }

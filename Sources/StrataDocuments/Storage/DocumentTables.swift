@@ -826,17 +826,24 @@ struct DocumentTables: Sendable {
     /// thousand times has a thousand revisions, and every validated write
     /// and update call reads them.
     func winner(_ db: Database, id: String, revisions: Int? = nil) throws -> JSONObject? {
-        var document: JSONObject
+        let document: JSONObject
         do {
             document = try read(db, id: id, options: DocumentReadOptions())
         } catch let error as DocumentError where error.kind == .notFound {
             return nil
         }
-        if let revisions, let rev = document["_rev"]?.stringValue.flatMap(Revision.init) {
-            let limit = min(revisions, try meta(db, "revs_limit")?.intValue ?? 1000)
-            let ids = try newestRevisionIDs(db, id: id, from: rev, limit: limit)
-            document["_revisions"] = .object(["start": .int(rev.depth), "ids": .array(ids.map(JSON.string))])
-        }
+        guard let revisions else { return document }
+        return try withRevisions(db, document, revisions: revisions)
+    }
+
+    /// `document`, a revision read from `db`, with `_revisions` listing at
+    /// most `revisions` ids of its path (and no more than `revs_limit`).
+    func withRevisions(_ db: Database, _ document: JSONObject, revisions: Int) throws -> JSONObject {
+        guard let id = document["_id"]?.stringValue, let rev = document["_rev"]?.stringValue.flatMap(Revision.init) else { return document }
+        let limit = min(revisions, try meta(db, "revs_limit")?.intValue ?? 1000)
+        var document = document
+        let ids = try newestRevisionIDs(db, id: id, from: rev, limit: limit)
+        document["_revisions"] = .object(["start": .int(rev.depth), "ids": .array(ids.map(JSON.string))])
         return document
     }
 

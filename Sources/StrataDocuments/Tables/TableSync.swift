@@ -112,7 +112,7 @@ public final class TableSync: Sendable {
             if keyIsRowID { return "\(text) = CAST(CAST(\(text) AS INTEGER) AS TEXT)" }
             let kept = zip(keyValuesSQL(text), keyAffinities).map { Self.keptSQL($0, affinity: $1) }
             if keyColumns.count == 1 {
-                return keyAffinities[0] == "TEXT" || keyAffinities[0] == "BLOB" ? "1" : "\(text) = CAST(\(kept[0]) AS TEXT)"
+                return keyAffinities[0] == "TEXT" ? "1" : "\(text) = CAST(\(kept[0]) AS TEXT)"
             }
             return "CASE WHEN json_valid(\(text)) THEN \(text) = json_array(\(kept.joined(separator: ", "))) ELSE 0 END"
         }
@@ -128,7 +128,6 @@ public final class TableSync: Sendable {
             let number = "typeof(\(value)) = 'text' AND \(value) = CAST(\(value) AS NUMERIC)"
             switch affinity {
             case "TEXT": return "CASE WHEN typeof(\(value)) IN ('integer', 'real') THEN CAST(\(value) AS TEXT) ELSE \(value) END"
-            case "BLOB": return value
             case "REAL": return "CASE WHEN typeof(\(value)) = 'integer' OR \(number) THEN CAST(\(value) AS REAL) ELSE \(value) END"
             default:
                 // `CAST(… AS NUMERIC)` of text gives an INTEGER for a number without a fraction, as the column does.
