@@ -462,6 +462,40 @@ import Testing
         #expect(try sync.refusedRows(in: "people").isEmpty)
     }
 
+    /// A batch whose rows pass a UNIQUE value along (a gives up its
+    /// position to b, b to c) is written whole, whatever order its rows
+    /// come in: a row that collided with one written after it is tried
+    /// again once that row moved.
+    @Test func rowsPassingAUniqueValueAlongInOneBatchAreAllWritten() async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE steps(id TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE)
+            """, syncing: "steps")
+        try await Self.write([["_id": "steps:a", "position": 1], ["_id": "steps:b", "position": 2], ["_id": "steps:c", "position": 3]],
+                             to: sync, batched: true)
+        // Another device's next revision of `id`, at `depth`.
+        func next(_ id: String, _ position: Int, depth: Int = 2) async throws -> JSONObject {
+            let current = try await sync.documents.document(id: id)
+            let parent = String(current["_rev"]!.stringValue!.split(separator: "-")[1])
+            let hash = String(repeating: "\(id.last!)\(depth)", count: 16)
+            return ["_id": .string(id), "_rev": .string("\(depth)-" + hash), "position": .int(position),
+                    "_revisions": ["start": .int(depth), "ids": [.string(hash), .string(parent)]]]
+        }
+        // c goes to 4 and frees 3 for b, which frees 2 for a: in the
+        // batch's order, a and b each collide with a row not yet moved.
+        _ = try await sync.documents.bulkPut([try await next("steps:a", 2), try await next("steps:b", 3), try await next("steps:c", 4)],
+                                             newEdits: false)
+        #expect(try Self.lines(pool, "SELECT id, position FROM steps ORDER BY id") == ["'a'|2", "'b'|3", "'c'|4"])
+        #expect(try sync.refusedRows(in: "steps").isEmpty)
+        // a wants b's place and b wants c's, which c keeps: both refused.
+        // Once c is gone, one applyWaitingRows() writes b, then a.
+        _ = try await sync.documents.bulkPut([try await next("steps:a", 3, depth: 3), try await next("steps:b", 4, depth: 3)], newEdits: false)
+        #expect(try sync.refusedRows(in: "steps").map(\.key) == ["a", "b"])
+        try await pool.write { try $0.execute(sql: "DELETE FROM steps WHERE id = 'c'") }
+        #expect(try await sync.applyWaitingRows() == 2)
+        #expect(try Self.lines(pool, "SELECT id, position FROM steps ORDER BY id") == ["'a'|3", "'b'|4"])
+        #expect(try sync.refusedRows(in: "steps").isEmpty)
+    }
+
     /// A folder deleted on one device while another put a note in it, with
     /// a foreign key that does not cascade: the deletion is refused there,
     /// reported, and the pull goes on; once the note is gone, the folder

@@ -273,14 +273,27 @@ extension TableSync {
                     // A row breaks a constraint (CHECK, UNIQUE, a STRICT
                     // column's type, an app's trigger): the rows are
                     // written one at a time, and those that fail refused,
-                    // so that the rest of the pull arrives.
-                    for id in try String.fetchAll(db, sql: table.candidates, arguments: [seq]) {
-                        do {
-                            try db.savepoint { try db.execute(sql: table.upsertOne, arguments: [seq, id]) }
-                        } catch let error as SQLiteError where Self.refusesRow(error) {
-                            try db.execute(sql: "DELETE FROM \(refused) WHERE id = ?", arguments: [id])
-                            try db.execute(sql: "INSERT INTO \(refused)(id, reason) VALUES (?, ?)", arguments: [id, error.message ?? "\(error.code)"])
+                    // so that the rest of the pull arrives. A row that
+                    // collided with one written after it (a UNIQUE value
+                    // another row of the batch gives up) is tried again
+                    // while a pass writes any.
+                    var left = try String.fetchAll(db, sql: table.candidates, arguments: [seq])
+                    var failures: [(id: String, error: SQLiteError)] = []
+                    while !left.isEmpty {
+                        failures = []
+                        for id in left {
+                            do {
+                                try db.savepoint { try db.execute(sql: table.upsertOne, arguments: [seq, id]) }
+                            } catch let error as SQLiteError where Self.refusesRow(error) {
+                                failures.append((id, error))
+                            }
                         }
+                        if failures.count == left.count { break }
+                        left = failures.map(\.id)
+                    }
+                    for (id, error) in failures {
+                        try db.execute(sql: "DELETE FROM \(refused) WHERE id = ?", arguments: [id])
+                        try db.execute(sql: "INSERT INTO \(refused)(id, reason) VALUES (?, ?)", arguments: [id, error.message ?? "\(error.code)"])
                     }
                 }
             }

@@ -513,13 +513,26 @@ public final class TableSync: Sendable {
         var applied = try Self.applyWaiting(db, waiting: Self.waiting(documentsName), refused: refused, docs: docs)
         // The rows a constraint refused, each tried again: a row it
         // collided with may have changed, or a migration made it fit.
-        for id in try String.fetchAll(db, sql: "SELECT id FROM \(refused) WHERE NOT deletion ORDER BY id") {
-            do {
-                try db.savepoint { try db.execute(sql: "UPDATE \(docs) SET seq = seq WHERE id = ?", arguments: [id]) }
-            } catch let error as SQLiteError where BatchApply.refusesRow(error) {
-                continue
+        // Again while a pass writes any: one may free a value another
+        // needs.
+        var left = try String.fetchAll(db, sql: "SELECT id FROM \(refused) WHERE NOT deletion ORDER BY id")
+        while !left.isEmpty {
+            var still: [String] = []
+            for id in left {
+                do {
+                    try db.savepoint { try db.execute(sql: "UPDATE \(docs) SET seq = seq WHERE id = ?", arguments: [id]) }
+                } catch let error as SQLiteError where BatchApply.refusesRow(error) {
+                    still.append(id)
+                    continue
+                }
+                if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(refused) WHERE id = ?)", arguments: [id]) == false {
+                    applied += 1
+                } else {
+                    still.append(id)
+                }
             }
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(refused) WHERE id = ?)", arguments: [id]) == false { applied += 1 }
+            if still.count == left.count { break }
+            left = still
         }
         return applied
     }
