@@ -129,5 +129,12 @@ import Testing
         }
         #expect(try sync.resolveConflicts(in: "notes", using: .newest(by: "updatedAt")) == 0)
         #expect(try sync.resolveConflicts(in: "notes", using: .mergeColumns(newestBy: "updatedAt")) == 0)
+
+        try await pool.write { db in
+            try TableSync.alter(db) { db in
+                try db.execute(sql: "ALTER TABLE notes DROP COLUMN body")
+            }
+        }
+        #expect(try TableSync(pool, tables: ["folders", "notes"]).tables.last?.columns == ["id", "title", "updatedAt", "folderID"])
     }
 }

@@ -496,6 +496,59 @@ import Testing
         #expect(try sync.refusedRows(in: "steps").isEmpty)
     }
 
+    /// An app version that drops a table it used to sync (a migration)
+    /// goes on syncing the others: the dropped table's triggers on the
+    /// documents, which named it, are removed when the sync is opened
+    /// without it, and a table made again under its name is synced anew.
+    @Test func aTableTheAppDroppedNoLongerStopsTheOthers() async throws {
+        let (pool, first) = try Self.device("""
+            CREATE TABLE folders(id TEXT PRIMARY KEY NOT NULL, name TEXT);
+            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT);
+            INSERT INTO folders VALUES ('f', 'Inbox');
+            """, syncing: ["folders", "notes"])
+        _ = try await first.captureLocalChanges()
+        try await pool.write { try $0.execute(sql: "DROP TABLE folders") }
+        let sync = try TableSync(pool, tables: ["notes"])
+        try await Self.write([["_id": "notes:a", "title": "pulled"], ["_id": "folders:g", "name": "Later"]], to: sync, batched: true)
+        try await Self.write([["_id": "notes:b", "title": "written alone"]], to: sync, batched: false)
+        try await pool.write { try $0.execute(sql: "INSERT INTO notes VALUES ('c', 'made here')") }
+        _ = try await sync.captureLocalChanges()
+        #expect(try Self.lines(pool, "SELECT id, title FROM notes ORDER BY id") == ["'a'|'pulled'", "'b'|'written alone'", "'c'|'made here'"])
+        #expect(try await sync.documents.document(id: "notes:c")["title"] == "made here")
+        // The folder's documents are kept; a new folders table synced again
+        // starts from its own rows.
+        #expect(try await sync.documents.document(id: "folders:f")["name"] == "Inbox")
+        try await pool.write { try $0.execute(sql: "CREATE TABLE folders(id TEXT PRIMARY KEY NOT NULL, name TEXT); INSERT INTO folders VALUES ('h', 'New')") }
+        let again = try TableSync(pool, tables: ["folders", "notes"])
+        #expect(try await again.captureLocalChanges() == 1)
+        #expect(try await again.documents.document(id: "folders:h")["name"] == "New")
+    }
+
+    /// Dropping a column of a synced table, which SQLite refuses while the
+    /// sync's triggers name it, works inside `TableSync.alter`; the rows go
+    /// on syncing both ways, and the dropped column's member stays in the
+    /// documents.
+    @Test func aSyncedTablesColumnIsDroppedThroughAlter() async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT);
+            INSERT INTO notes VALUES ('a', 'first', 'text');
+            """, syncing: "notes")
+        _ = try await sync.captureLocalChanges()
+        await #expect(throws: SQLiteError.self) { try await pool.write { try $0.execute(sql: "ALTER TABLE notes DROP COLUMN body") } }
+        try await pool.write { db in
+            try TableSync.alter(db) { try $0.execute(sql: "ALTER TABLE notes DROP COLUMN body") }
+            // Captured while the migration's transaction runs.
+            try db.execute(sql: "UPDATE notes SET title = 'edited' WHERE id = 'a'")
+        }
+        let again = try TableSync(pool, tables: ["notes"])
+        #expect(try await again.captureLocalChanges() == 1)
+        let a = try await again.documents.document(id: "notes:a")
+        #expect(a["title"] == "edited" && a["body"] == "text")
+        try await Self.write([["_id": "notes:b", "title": "pulled", "body": "kept in the document"]], to: again, batched: true)
+        try await Self.write([["_id": "notes:c", "title": "alone"]], to: again, batched: false)
+        #expect(try Self.lines(pool, "SELECT * FROM notes ORDER BY id") == ["'a'|'edited'", "'b'|'pulled'", "'c'|'alone'"])
+    }
+
     /// A folder deleted on one device while another put a note in it, with
     /// a foreign key that does not cascade: the deletion is refused there,
     /// reported, and the pull goes on; once the note is gone, the folder
@@ -1044,3 +1097,5 @@ import Testing
         #expect(reason("nowhere") == "cannot sync nowhere: there is no such table")
     }
 }
+
+

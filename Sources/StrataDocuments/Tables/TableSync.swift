@@ -205,6 +205,19 @@ public final class TableSync: Sendable {
                 }
                 return table
             }
+            // A table an earlier open synced and the app has since dropped:
+            // its apply triggers on the documents would fail every document
+            // write ("no such table"). They go, and so does its name, so a
+            // table made again under it is synced as a new one. (Its
+            // documents stay, and replicate as any document.)
+            for name in try String.fetchAll(db, sql: "SELECT name FROM \(Self.registry(documentsName))") where !names.contains(name) {
+                guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)",
+                                        arguments: [name]) == false else { continue }
+                for suffix in ["applied_insert", "applied_update"] {
+                    try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(Self.triggerName(documentsName, table: name, suffix)))")
+                }
+                try db.execute(sql: "DELETE FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name])
+            }
             // A batch of documents (a pull) reaches the rows with a few
             // statements for all of it rather than the triggers' nine for
             // each; unless the file has apply triggers of tables this
@@ -221,6 +234,51 @@ public final class TableSync: Sendable {
                 let (seq, noted) = try apply.before(db, ids: ids)
                 return { db in try apply.after(db, before: seq, noted: noted) }
             }
+        }
+    }
+
+    /// Runs `change`, a migration of synced tables that SQLite refuses
+    /// while the sync's triggers name their columns (dropping a column of a
+    /// synced table fails with "error in trigger …_applied_insert"), with
+    /// the triggers that apply documents to rows set aside; then installs
+    /// them again for the tables as `change` left them, in the same
+    /// transaction. Local writes stay captured throughout.
+    ///
+    /// ```swift
+    /// try pool.write { db in
+    ///     try TableSync.alter(db) { db in
+    ///         try db.execute(sql: "ALTER TABLE notes DROP COLUMN body")
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// A document member whose column was dropped stays in the document,
+    /// as any member the table has no column for. Open ``TableSync`` again
+    /// after the migration, as after any.
+    ///
+    /// - Parameters:
+    ///   - db: the connection of the migration, in a transaction.
+    ///   - documentsName: the name given to ``init(_:tables:sharedIntegerKeys:documentsName:)``.
+    ///   - change: the migration.
+    public static func alter(_ db: Database, documentsName: String = "strata_sync", _ change: (Database) throws -> Void) throws {
+        let registry = registry(documentsName)
+        let hasRegistry = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)",
+                                            arguments: ["\(documentsName)_tables"]) ?? false
+        let names = hasRegistry ? try String.fetchAll(db, sql: "SELECT name FROM \(registry)") : []
+        for name in names {
+            for suffix in ["applied_insert", "applied_update"] {
+                try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(triggerName(documentsName, table: name, suffix)))")
+            }
+        }
+        try change(db)
+        let tables = DocumentTables(name: documentsName)
+        for name in names {
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)", arguments: [name]) == true
+            else { continue }
+            // A registered INTEGER PRIMARY KEY was declared shared when the
+            // table was first synced.
+            let table = try check(db, table: name, integerKeyIsShared: true)
+            try installTriggers(db, table: table, documentsName: documentsName, docs: tables.docs, blobs: tables.blobs)
         }
     }
 
