@@ -535,6 +535,14 @@ import Testing
             """, syncing: "notes")
         _ = try await sync.captureLocalChanges()
         await #expect(throws: SQLiteError.self) { try await pool.write { try $0.execute(sql: "ALTER TABLE notes DROP COLUMN body") } }
+        // A migration that fails inside alter, its error caught, leaves the
+        // triggers as they were: a document written after it still reaches
+        // its row.
+        try await pool.write { db in
+            #expect(throws: SQLiteError.self) { try TableSync.alter(db) { try $0.execute(sql: "ALTER TABLE notes DROP COLUMN nosuch") } }
+        }
+        try await Self.write([["_id": "notes:z", "title": "after a failed migration", "body": "z"]], to: sync, batched: false)
+        #expect(try Self.lines(pool, "SELECT title FROM notes WHERE id = 'z'") == ["'after a failed migration'"])
         try await pool.write { db in
             try TableSync.alter(db) { try $0.execute(sql: "ALTER TABLE notes DROP COLUMN body") }
             // Captured while the migration's transaction runs.
@@ -546,7 +554,7 @@ import Testing
         #expect(a["title"] == "edited" && a["body"] == "text")
         try await Self.write([["_id": "notes:b", "title": "pulled", "body": "kept in the document"]], to: again, batched: true)
         try await Self.write([["_id": "notes:c", "title": "alone"]], to: again, batched: false)
-        #expect(try Self.lines(pool, "SELECT * FROM notes ORDER BY id") == ["'a'|'edited'", "'b'|'pulled'", "'c'|'alone'"])
+        #expect(try Self.lines(pool, "SELECT * FROM notes ORDER BY id") == ["'a'|'edited'", "'b'|'pulled'", "'c'|'alone'", "'z'|'after a failed migration'"])
     }
 
     /// A folder deleted on one device while another put a note in it, with

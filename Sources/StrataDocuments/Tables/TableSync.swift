@@ -241,8 +241,9 @@ public final class TableSync: Sendable {
     /// while the sync's triggers name their columns (dropping a column of a
     /// synced table fails with "error in trigger …_applied_insert"), with
     /// the triggers that apply documents to rows set aside; then installs
-    /// them again for the tables as `change` left them, in the same
-    /// transaction. Local writes stay captured throughout.
+    /// them again for the tables as `change` left them, all in one
+    /// savepoint (when `change` throws, nothing of it stays). Local writes
+    /// stay captured throughout.
     ///
     /// ```swift
     /// try pool.write { db in
@@ -257,10 +258,15 @@ public final class TableSync: Sendable {
     /// after the migration, as after any.
     ///
     /// - Parameters:
-    ///   - db: the connection of the migration, in a transaction.
+    ///   - db: the connection of the migration.
     ///   - documentsName: the name given to ``init(_:tables:sharedIntegerKeys:documentsName:)``.
     ///   - change: the migration.
     public static func alter(_ db: Database, documentsName: String = "strata_sync", _ change: (Database) throws -> Void) throws {
+        try db.savepoint { try alterInPlace(db, documentsName: documentsName, change) }
+    }
+
+    /// ``alter(_:documentsName:_:)``'s work, inside its savepoint.
+    private static func alterInPlace(_ db: Database, documentsName: String, _ change: (Database) throws -> Void) throws {
         let registry = registry(documentsName)
         let hasRegistry = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)",
                                             arguments: ["\(documentsName)_tables"]) ?? false
