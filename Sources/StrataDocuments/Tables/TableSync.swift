@@ -211,11 +211,8 @@ public final class TableSync: Sendable {
             // table made again under it is synced as a new one. (Its
             // documents stay, and replicate as any document.)
             for name in try String.fetchAll(db, sql: "SELECT name FROM \(Self.registry(documentsName))") where !names.contains(name) {
-                guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)",
-                                        arguments: [name]) == false else { continue }
-                for suffix in ["applied_insert", "applied_update"] {
-                    try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(Self.triggerName(documentsName, table: name, suffix)))")
-                }
+                guard try !Self.tableExists(db, name) else { continue }
+                try Self.dropApplyTriggers(db, documentsName: documentsName, table: name)
                 try db.execute(sql: "DELETE FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name])
             }
             // A batch of documents (a pull) reaches the rows with a few
@@ -268,23 +265,29 @@ public final class TableSync: Sendable {
     /// ``alter(_:documentsName:_:)``'s work, inside its savepoint.
     private static func alterInPlace(_ db: Database, documentsName: String, _ change: (Database) throws -> Void) throws {
         let registry = registry(documentsName)
-        let hasRegistry = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)",
-                                            arguments: ["\(documentsName)_tables"]) ?? false
-        let names = hasRegistry ? try String.fetchAll(db, sql: "SELECT name FROM \(registry)") : []
+        let names = try tableExists(db, "\(documentsName)_tables") ? try String.fetchAll(db, sql: "SELECT name FROM \(registry)") : []
         for name in names {
-            for suffix in ["applied_insert", "applied_update"] {
-                try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(triggerName(documentsName, table: name, suffix)))")
-            }
+            try dropApplyTriggers(db, documentsName: documentsName, table: name)
         }
         try change(db)
         let tables = DocumentTables(name: documentsName)
-        for name in names {
-            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)", arguments: [name]) == true
-            else { continue }
+        for name in names where try tableExists(db, name) {
             // A registered INTEGER PRIMARY KEY was declared shared when the
             // table was first synced.
             let table = try check(db, table: name, integerKeyIsShared: true)
             try installTriggers(db, table: table, documentsName: documentsName, docs: tables.docs, blobs: tables.blobs)
+        }
+    }
+
+    /// Whether the file has a table named `name`.
+    private static func tableExists(_ db: Database, _ name: String) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)", arguments: [name]) ?? false
+    }
+
+    /// Drops the triggers that apply `table`'s documents to its rows.
+    private static func dropApplyTriggers(_ db: Database, documentsName: String, table: String) throws {
+        for suffix in ["applied_insert", "applied_update"] {
+            try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(triggerName(documentsName, table: table, suffix)))")
         }
     }
 
