@@ -284,6 +284,34 @@ import Testing
 
     /// `strata replicate` killed with SIGKILL mid-way, then run again:
     /// nothing lost, and what was already checkpointed is not carried again.
+    /// The push and the pull of a first sync ask the new store for its
+    /// identity at once: both must get the same one, or the checkpoints
+    /// of one are kept under an id the file no longer has, and the next
+    /// sync checks every revision again.
+    @Test func aFirstSyncsCheckpointsServeTheNext() async throws {
+        for round in 0..<8 {
+            let phone = try device("phone\(round)")
+            let laptop = try device("laptop\(round)")
+            _ = try await phone.bulkPut((0..<50).map { ["_id": .string("p\($0)")] })
+            _ = try await laptop.bulkPut((0..<30).map { ["_id": .string("l\($0)")] })
+            let first = try await Replicator.sync(phone, laptop)
+            #expect(first.push.documentsWritten == 50 && first.pull.documentsWritten == 30)
+            let phoneID = try await phone.identity()
+            let laptopID = try await laptop.identity()
+            _ = try await laptop.put(["_id": "later"])
+            let next = try await Replicator.sync(phone, laptop)
+            // Each direction may see again what the other wrote while it
+            // ran (the 30 pulled in and `later`, the 50 pushed out), never
+            // its own: a lost checkpoint checks all 81.
+            #expect(next.push.revisionsChecked <= 31, "round \(round): the push checked \(next.push.revisionsChecked) revisions again")
+            #expect(next.pull.revisionsChecked <= 51, "round \(round): the pull checked \(next.pull.revisionsChecked) revisions again")
+            #expect(next.pull.documentsWritten == 1 && next.push.documentsWritten == 0)
+            let phoneAgain = try await phone.identity()
+            let laptopAgain = try await laptop.identity()
+            #expect(phoneAgain == phoneID && laptopAgain == laptopID)
+        }
+    }
+
     @Test func aKilledReplicationResumesFromItsCheckpoint() async throws {
         let server = try await RunningServer.start()
         defer { server.stop() }

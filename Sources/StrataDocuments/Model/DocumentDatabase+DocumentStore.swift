@@ -12,15 +12,24 @@ extension DocumentDatabase: DocumentStore {
 
     /// An id kept in the file (made on first use), so a copy of the file
     /// is a new database only when it becomes a new file.
+    ///
+    /// Made in the writer's transaction, read again there: the push and the
+    /// pull of a first sync ask at once, and each had made an id of its
+    /// own, one of which the file then lost, with it the checkpoints kept
+    /// under it (the next run checked every revision again).
     public func identity() async throws -> String {
-        try await run {
-            var peer = try self.metadata("replication_peer")?.stringValue
-            if peer == nil {
-                peer = UUID().uuidString.lowercased()
-                try self.setMetadata("replication_peer", .string(peer!))
-            }
-            return "local|\(peer!)|\(self.name)"
+        let tables = self.tables
+        let key = "replication_peer"
+        if let peer = try await writer.read({ db in try tables.meta(db, key)?.stringValue }) {
+            return "local|\(peer)|\(name)"
         }
+        let peer = try await writer.write { db -> String in
+            if let peer = try tables.meta(db, key)?.stringValue { return peer }
+            let peer = UUID().uuidString.lowercased()
+            try tables.setMeta(db, key, .string(peer))
+            return peer
+        }
+        return "local|\(peer)|\(name)"
     }
 
     public func exists() async throws -> Bool { true }
