@@ -5,7 +5,8 @@ import StrataDocuments
 extension TableSync {
     /// Sends the tables' changes to `remote` and receives its changes, once
     /// in each direction: the changes captured since the last call become
-    /// documents, then a push and a pull run together (PouchDB's `sync`).
+    /// documents while a push sends them and a pull runs alongside
+    /// (PouchDB's `sync`).
     /// Rows arriving from `remote` are in the tables when this returns, and
     /// rows that arriving changes changed in turn (an `ON DELETE CASCADE`
     /// run by a deleted parent, an app's own trigger) are sent in a second
@@ -23,10 +24,9 @@ extension TableSync {
     /// ```
     @discardableResult
     public func sync(with remote: any DocumentStore, options: ReplicationOptions = TableSync.defaultReplicationOptions) async throws -> (push: ReplicationProgress, pull: ReplicationProgress) {
-        try await captureLocalChanges()
         var options = options
         options.skipsDesignDocuments = true
-        var done = try await Replicator.sync(documents, remote, options: options)
+        var done = try await captureAndSync(with: remote, options: options)
         try await applyWaitingRows()
         // One more round at most: an app trigger that changes a row on
         // every change it sees must not keep this going.
@@ -37,6 +37,60 @@ extension TableSync {
         }
         return done
     }
+
+    /// The rows changed since the last capture become documents, in
+    /// transactions of ``captureTransactionRows``, while a push sends each
+    /// transaction's documents as the next is made, and a pull runs
+    /// alongside. A first sync of a large table so overlaps the two
+    /// instead of adding them (100,000 rows to `strata serve` on two
+    /// cores: 5.4 s before, 4.7 s after, the means of six alternate runs).
+    private func captureAndSync(with remote: any DocumentStore, options: ReplicationOptions) async throws -> (push: ReplicationProgress, pull: ReplicationProgress) {
+        if options.createTarget { try await remote.createIfMissing() }
+        var created = options
+        created.createTarget = false
+        let options = created
+        let captured = CaptureProgress()
+        let documents = self.documents
+        return try await withThrowingTaskGroup(of: (push: ReplicationProgress?, pull: ReplicationProgress?).self) { group in
+            group.addTask {
+                do {
+                    try await self.captureLocalChanges(inTransactionsOf: Self.captureTransactionRows) { _ in await captured.committed() }
+                } catch {
+                    await captured.finish()
+                    throw error
+                }
+                await captured.finish()
+                return (nil, nil)
+            }
+            group.addTask {
+                // A round sends what is captured; another follows each
+                // transaction committed since it began, until the capture
+                // has ended and a round began after that.
+                var pushed: ReplicationProgress?
+                while true {
+                    let (finished, seen) = await captured.state
+                    let round = try await Replicator(source: documents, target: remote, options: options).run()
+                    pushed = pushed?.adding(round) ?? round
+                    if finished { return (pushed, nil) }
+                    await captured.wait(after: seen)
+                    try Task.checkCancellation()
+                }
+            }
+            group.addTask { (nil, try await Replicator(source: remote, target: documents, options: options).run()) }
+            var push: ReplicationProgress?
+            var pull: ReplicationProgress?
+            for try await done in group {
+                push = done.push ?? push
+                pull = done.pull ?? pull
+            }
+            return (push!, pull!)
+        }
+    }
+
+    /// The most changed rows a capture of ``sync(with:options:)`` writes in
+    /// one transaction: a twentieth of 100,000 rows, the first sent while
+    /// the second is made.
+    static let captureTransactionRows = 5_000
 
     /// The options ``sync(with:options:)`` and ``run(with:options:)`` use
     /// unless given others: batches of 2,000 documents. CouchDB's replicator
@@ -64,19 +118,26 @@ extension TableSync {
     /// syncing.cancel()
     /// ```
     public func run(with remote: any DocumentStore, options: ReplicationOptions = TableSync.defaultReplicationOptions) async throws {
-        try await captureLocalChanges()
         var continuous = options
         continuous.continuous = true
         continuous.skipsDesignDocuments = true
         let options = continuous
         let writer = documents.writer
+        // One capture at a time, in transactions the push sends as the next
+        // is made (a first capture of a large table); a request meanwhile
+        // makes it go round once more.
+        let gate = CaptureGate()
+        let capture: @Sendable () async throws -> Void = {
+            try await gate.run { try await self.captureLocalChanges(inTransactionsOf: Self.captureTransactionRows) }
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await Replicator.sync(self.documents, remote, options: options) }
-            // This process's commits: the outbox is observed.
+            // This process's commits (and what was changed before the
+            // call): the outbox is observed.
             group.addTask {
                 let pending = ValueObservation { db in try self.pendingChangeCount(db) }
                 for try await count in pending.values(in: writer) where count > 0 {
-                    try await self.captureLocalChanges()
+                    try await capture()
                 }
             }
             // Other processes' commits, which no observation of this one
@@ -89,7 +150,7 @@ extension TableSync {
                     let (pending, waiting) = try await writer.read { db in
                         (try self.pendingChangeCount(db), try self.waitingRowCount(db))
                     }
-                    if pending > 0 { try await self.captureLocalChanges() }
+                    if pending > 0 { try await capture() }
                     if waiting > 0 { try await self.applyWaitingRows() }
                 }
             }
@@ -98,5 +159,58 @@ extension TableSync {
             group.cancelAll()
         }
         try Task.checkCancellation()
+    }
+}
+
+/// How far a capture in several transactions has come, for the push that
+/// sends each transaction's documents while the next is made.
+private actor CaptureProgress {
+    /// Whether the capture has ended, and the transactions committed.
+    private(set) var finished = false
+    private var committedCount = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    var state: (finished: Bool, committed: Int) { (finished, committedCount) }
+
+    func committed() {
+        committedCount += 1
+        wake()
+    }
+
+    func finish() {
+        finished = true
+        wake()
+    }
+
+    /// Returns once a transaction past the `seen`th has committed, or the
+    /// capture has ended.
+    func wait(after seen: Int) async {
+        guard !finished, committedCount <= seen else { return }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private func wake() {
+        for continuation in waiting { continuation.resume() }
+        waiting.removeAll()
+    }
+}
+
+/// Runs one capture at a time: a request while one runs makes it run once
+/// more when it ends, and returns at once.
+private actor CaptureGate {
+    private var running = false
+    private var again = false
+
+    func run(_ capture: @Sendable () async throws -> Void) async throws {
+        guard !running else {
+            again = true
+            return
+        }
+        running = true
+        defer { running = false }
+        repeat {
+            again = false
+            try await capture()
+        } while again
     }
 }

@@ -658,6 +658,54 @@ import Testing
         #expect(info.updateSequence == plainInfo.updateSequence)
     }
 
+    /// A capture in several transactions (a first sync's, sent as it is
+    /// made): each row whole in one of them, in the order of its last
+    /// change, each transaction committed before the next, and what
+    /// changed meanwhile either in its row's transaction or left for the
+    /// next capture.
+    @Test func aCaptureInSeveralTransactionsTakesEachRowWhole() async throws {
+        let alice = try Device(rows: """
+            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 25)
+            INSERT INTO notes SELECT printf('r%02d', i), 'note ' || i, NULL, i, NULL FROM c
+            """)
+        // r03's last change is the last: it goes in the last transaction.
+        try alice.execute("UPDATE notes SET title = 'three again' WHERE id = 'r03'")
+        let (pool, documents) = (alice.pool, alice.sync.documents)
+        actor Seen { var counts: [Int] = [], documents: [Int] = []
+            func add(_ count: Int, _ documents: Int) { counts.append(count); self.documents.append(documents) } }
+        let seen = Seen()
+        let written = try await alice.sync.captureLocalChanges(inTransactionsOf: 10) { count in
+            await seen.add(count, (try? documents.info().documentCount) ?? -1)
+            if await seen.counts.count == 1 {
+                // A row the first transaction took, and one the last takes.
+                try? await pool.write { try $0.execute(sql: "UPDATE notes SET body = 'later' WHERE id IN ('r01', 'r24')") }
+            }
+        }
+        #expect(written == 25)
+        #expect(await seen.counts == [10, 10, 5])
+        #expect(await seen.documents == [10, 20, 25])
+        func document(_ key: String) throws -> JSONObject { try documents.document(id: "notes:" + key) }
+        #expect(try document("r03")["title"] == "three again" && document("r03")["_rev"]?.stringValue?.hasPrefix("1-") == true)
+        #expect(try document("r24")["body"] == "later" && document("r24")["_rev"]?.stringValue?.hasPrefix("1-") == true)
+        #expect(try document("r01")["body"] == .null)
+        #expect(try alice.sync.pendingChangeCount() == 1)
+        #expect(try await alice.sync.captureLocalChanges() == 1)
+        #expect(try document("r01")["body"] == "later" && document("r01")["_rev"]?.stringValue?.hasPrefix("2-") == true)
+        #expect(try alice.sync.pendingChangeCount() == 0)
+        // The revisions are what one transaction would have made.
+        let bob = try Device(rows: """
+            WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 25)
+            INSERT INTO notes SELECT printf('r%02d', i), 'note ' || i, NULL, i, NULL FROM c;
+            UPDATE notes SET title = 'three again' WHERE id = 'r03';
+            UPDATE notes SET body = 'later' WHERE id = 'r24'
+            """)
+        #expect(try await bob.sync.captureLocalChanges() == 25)
+        for key in ["r03", "r10", "r24"] {
+            let theirs = try await bob.sync.documents.document(id: "notes:" + key) as JSONObject
+            #expect(try theirs == document(key))
+        }
+    }
+
     @Test func aJoinTableWithACompositeKeySyncs() async throws {
         let (server, remote) = try await server()
         defer { server.stop() }

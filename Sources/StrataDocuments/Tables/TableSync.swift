@@ -317,16 +317,71 @@ public final class TableSync: Sendable {
         try await documents.writer.write { try self.capture($0) }
     }
 
+    /// `captureLocalChanges()` in transactions of at most `rows` changed
+    /// rows each, in the order of their last change, so that what one
+    /// transaction wrote can be sent while the next is made (a first sync
+    /// of a large table: StrataSync's `sync(with:)` does so). Each
+    /// transaction keeps the guarantees of one capture: its rows and their
+    /// revisions commit together, and a row is captured whole, every
+    /// change it had when the call began in one transaction. `committed`
+    /// is told the documents each transaction wrote. Returns the number of
+    /// documents written; row changes made meanwhile wait for the next
+    /// capture, and so do the rows not reached when the task is cancelled
+    /// (it then throws `CancellationError`).
+    @discardableResult
+    public func captureLocalChanges(inTransactionsOf rows: Int,
+                                    committed: (@Sendable (Int) async -> Void)? = nil) async throws -> Int {
+        precondition(rows > 0, "a transaction captures at least one row")
+        let outbox = Self.outbox(documentsName)
+        // Each changed row once, with its last change, in that order.
+        let changed = try await documents.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT tbl, key, max(seq) AS last FROM \(outbox) WHERE key IS NOT NULL GROUP BY tbl, key ORDER BY last")
+                .map { (table: try $0.decode(String.self, at: 0), key: try $0.decode(String.self, at: 1), last: try $0.decode(Int.self, at: 2)) }
+        }
+        guard changed.count > rows else {
+            let count = try await captureLocalChanges()
+            await committed?(count)
+            return count
+        }
+        var written = 0
+        for start in stride(from: 0, to: changed.count, by: rows) {
+            // Cancelled: the rows not reached stay in the outbox.
+            try Task.checkCancellation()
+            let part = changed[start..<min(start + rows, changed.count)]
+            // Through the part's last change: what the outbox holds up to
+            // there is the part's rows and earlier changes of rows captured
+            // later (their last change is past it, so they stay pending).
+            let chunk = CaptureChunk(bound: part.last!.last, planned: changed.last!.last,
+                                     keys: Dictionary(grouping: part, by: \.table).mapValues { $0.map(\.key) })
+            let count = try await documents.writer.write { try self.capture($0, chunk: chunk) }
+            written += count
+            await committed?(count)
+        }
+        return written
+    }
+
+    /// Part of a capture: the rows `keys` names (by table), through the
+    /// outbox's change `bound`; `planned`, the outbox's last change when
+    /// the parts were planned.
+    struct CaptureChunk: Sendable {
+        let bound: Int
+        let planned: Int
+        let keys: [String: [String]]
+    }
+
     /// The page cache a large capture runs with, in KiB.
     static let captureCacheKiB = 32_768
 
-    /// The capture, in `db`'s transaction.
-    private func capture(_ db: Database) throws -> Int {
+    /// The capture, in `db`'s transaction: the whole outbox, or `chunk`'s
+    /// part of it.
+    private func capture(_ db: Database, chunk: CaptureChunk? = nil) throws -> Int {
         let documentTables = documents.tables
         let outbox = Self.outbox(documentsName)
         let state = Self.state(documentsName)
         let range = try Row.fetchOne(db, sql: "SELECT min(seq), max(seq) FROM \(outbox)")
-        guard let first: Int = try range?[0], let last: Int = try range?[1] else { return 0 }
+        guard let first: Int = try range?[0], let end: Int = try range?[1] else { return 0 }
+        let last = chunk.map { min($0.bound, end) } ?? end
+        guard last >= first else { return 0 }
         // A large capture (a first sync) writes more pages than the
         // default cache holds, which SQLite would spill and read back:
         // up to 32 MB of cache while it runs (1.8 times as fast at
@@ -341,8 +396,11 @@ public final class TableSync: Sendable {
         // change: a parent made before its child is sent before it.
         var changes: [Change] = []
         for table in tables {
-            let rows = try Row.fetchCursor(db, sql: Self.changesSQL(table, outbox: outbox, docs: documentTables.docs),
-                                           arguments: [table.name, last, table.name + ":"])
+            let keys = chunk.map { $0.keys[table.name] ?? [] }
+            if keys?.isEmpty == true { continue }
+            let rows = try Row.fetchCursor(db, sql: Self.changesSQL(table, outbox: outbox, docs: documentTables.docs, onlyGivenKeys: keys != nil),
+                                           arguments: [table.name, last, table.name + ":"]
+                                               + (keys.map { [JSON.array($0.map(JSON.string)).text] } ?? []))
             while let row = try rows.next() {
                 changes.append(try Change(row, table: table))
             }
@@ -358,10 +416,31 @@ public final class TableSync: Sendable {
             written += 1
         }
         try edits.finish()
-        try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ?", arguments: [last])
+        if let chunk {
+            // The part's rows, not all up to `bound`: another capture may
+            // have emptied the outbox since the part was planned, and the
+            // changes made since may then have taken seqs up to `bound`
+            // again. And the changes its rows had since the part was
+            // planned: the rows are captured as they are now.
+            for (table, keys) in chunk.keys {
+                let keys = JSON.array(keys.map(JSON.string)).text
+                for range in ["seq <= ?", "seq > ?"] {
+                    try db.execute(sql: "DELETE FROM \(outbox) WHERE \(range) AND tbl = ? AND key IN (SELECT value FROM json_each(?))",
+                                   arguments: [range.hasPrefix("seq <=") ? last : chunk.planned, table, keys])
+                }
+            }
+        } else {
+            try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ?", arguments: [last])
+        }
         try db.execute(sql: "UPDATE \(state) SET applying = 0")
         if !edits.bases.isEmpty {
-            try db.execute(sql: "DELETE FROM \(bases)")
+            if chunk == nil {
+                try db.execute(sql: "DELETE FROM \(bases)")
+            } else {
+                // The rows captured here: the others still wait.
+                try db.execute(sql: "DELETE FROM \(bases) WHERE id IN (SELECT value FROM json_each(?))",
+                               arguments: [JSON.array(changes.map { JSON.string($0.id) }).text])
+            }
         }
         if !edits.branched.isEmpty {
             // A change made on an older revision is a branch of its
@@ -373,17 +452,19 @@ public final class TableSync: Sendable {
         return written
     }
 
-    /// The changed rows of `table` in the outbox up to `?2`, each once: the
+    /// The changed rows of `table` in the outbox up to `?2` (with
+    /// `onlyGivenKeys`, of the keys in the JSON array `?4`), each once: the
     /// seq of its last change, its key, its document's winner (`rev`,
     /// `deleted`, `leaves`, `body`, `attachments`, nulls when it has none), whether the row
     /// is there, then the row's columns.
-    private static func changesSQL(_ table: SyncedTable, outbox: String, docs: String) -> String {
+    private static func changesSQL(_ table: SyncedTable, outbox: String, docs: String, onlyGivenKeys: Bool = false) -> String {
         let key = "o.key"
         let match = zip(table.keyColumns, table.keyValuesSQL(key)).map { "t.\(quoteIdentifier($0)) = \($1)" }.joined(separator: " AND ")
         return """
             SELECT o.last, o.key, d.rev, d.deleted, d.leaves, d.body, d.attachments, t.\(quoteIdentifier(table.keyColumns[0])) IS NOT NULL, \
             \(table.columns.map { "t." + quoteIdentifier($0) }.joined(separator: ", "))
-            FROM (SELECT key, max(seq) AS last FROM \(outbox) WHERE tbl = ?1 AND seq <= ?2 AND key IS NOT NULL GROUP BY key) AS o
+            FROM (SELECT key, max(seq) AS last FROM \(outbox) WHERE tbl = ?1 AND seq <= ?2 AND key IS NOT NULL\
+            \(onlyGivenKeys ? " AND key IN (SELECT value FROM json_each(?4))" : "") GROUP BY key) AS o
             LEFT JOIN \(docs) AS d ON d.id = ?3 || o.key
             LEFT JOIN \(quoteIdentifier(table.name)) AS t ON \(match)
             """
