@@ -76,7 +76,16 @@ extension TableSync {
                     try Task.checkCancellation()
                 }
             }
-            group.addTask { (nil, try await Replicator(source: remote, target: documents, options: options).run()) }
+            // The pull once the capture has ended, as before the capture
+            // ran alongside: a row changed here, then found unchanged by the
+            // capture (an update that wrote the same values), would
+            // otherwise meet an arriving change first and be sent as an
+            // edit made on the revision before it, a conflict.
+            group.addTask {
+                await captured.waitUntilFinished()
+                try Task.checkCancellation()
+                return (nil, try await Replicator(source: remote, target: documents, options: options).run())
+            }
             var push: ReplicationProgress?
             var pull: ReplicationProgress?
             for try await done in group {
@@ -187,6 +196,13 @@ private actor CaptureProgress {
     func wait(after seen: Int) async {
         guard !finished, committedCount <= seen else { return }
         await withCheckedContinuation { waiting.append($0) }
+    }
+
+    /// Returns once the capture has ended.
+    func waitUntilFinished() async {
+        while !finished {
+            await withCheckedContinuation { waiting.append($0) }
+        }
     }
 
     private func wake() {

@@ -442,12 +442,13 @@ public final class TableSync: Sendable {
                                arguments: [JSON.array(changes.map { JSON.string($0.id) }).text])
             }
         }
-        if !edits.branched.isEmpty {
+        if !edits.branched.isEmpty || !edits.takingWinner.isEmpty {
             // A change made on an older revision is a branch of its
             // own: the row takes the document's winner, whichever
-            // branch that is (the documents' triggers write it).
+            // branch that is (the documents' triggers write it). So does a
+            // row written back unchanged.
             try db.execute(sql: "UPDATE \(documentTables.docs) SET seq = seq WHERE id IN (SELECT value FROM json_each(?))",
-                           arguments: [JSON.array(edits.branched.map(JSON.string)).text])
+                           arguments: [JSON.array((edits.branched + edits.takingWinner).map(JSON.string)).text])
         }
         return written
     }
@@ -514,6 +515,9 @@ public final class TableSync: Sendable {
         var bases: [String: String?] = [:]
         /// The documents written as a branch of their own.
         var branched: [String] = []
+        /// The documents whose row was written back unchanged over a
+        /// revision that arrived since: not edits, the row takes the winner.
+        var takingWinner: [String] = []
         /// First revisions, and new revisions on a document's only leaf,
         /// each with its update sequence (in the order of the changes), not
         /// yet written: they are written in the order of their ids, which
@@ -552,21 +556,19 @@ public final class TableSync: Sendable {
                 return true
             }
             let before = body
-            body["$table"] = .string(change.table.name)
             // A BLOB in a BLOB column is the attachment of its name.
-            var blobs: [(name: String, data: Data)] = []
-            for (name, value) in zip(change.table.columns, values) {
-                if case .blob(let data) = value, change.table.blobColumns.contains(name) {
-                    blobs.append((name, data))
-                    body[name] = nil
-                } else {
-                    body[name] = TableSync.json(value)
-                }
-            }
+            let blobs = Self.overlay(&body, change.table, values)
             let stored = live ? StoredAttachments(text: change.storedAttachments) : StoredAttachments()
             let digests = blobs.map { AttachmentDigest.of($0.data, contentType: TableSync.blobContentType).digest }
             let sameAttachments = stored.list.count == blobs.count && zip(blobs, digests).allSatisfy { stored[$0.name]?.digest == $1 }
             if live, body == before, sameAttachments { return false }
+            if let base = bases[change.id], let rev = base, try isRevision(rev, of: change, values: values, digests: digests) {
+                // The row was written back as it was at `rev` (an update
+                // that set the same values): no edit of its own, so no
+                // branch; it takes the winner, the change that arrived.
+                takingWinner.append(change.id)
+                return false
+            }
             if let base = bases[change.id] {
                 var document = body
                 document["_id"] = .string(change.id)
@@ -597,6 +599,38 @@ public final class TableSync: Sendable {
                 (blob.name, stored[blob.name]?.digest == digest ? ["stub": true]
                     : ["content_type": .string(TableSync.blobContentType), "data": .string(blob.data.base64EncodedString())])
             }))
+        }
+
+        /// Sets the members of `table`'s columns in `body` to the row's
+        /// `values`, `$table` to its name; returns the BLOBs of its BLOB
+        /// columns, which are attachments (their members removed).
+        static func overlay(_ body: inout JSONObject, _ table: SyncedTable, _ values: [DatabaseValue]) -> [(name: String, data: Data)] {
+            body["$table"] = .string(table.name)
+            var blobs: [(name: String, data: Data)] = []
+            for (name, value) in zip(table.columns, values) {
+                if case .blob(let data) = value, table.blobColumns.contains(name) {
+                    blobs.append((name, data))
+                    body[name] = nil
+                } else {
+                    body[name] = TableSync.json(value)
+                }
+            }
+            return blobs
+        }
+
+        /// Whether the row, `values` with the attachments of `digests`, is
+        /// the document as revision `rev` has it. False when that
+        /// revision's body is no longer kept (compacted away).
+        private func isRevision(_ rev: String, of change: Change, values: [DatabaseValue], digests: [String]) throws -> Bool {
+            let stored = try Row.fetchOne(db, sql: "SELECT body, attachments, deleted FROM \(tables.revs) WHERE doc = ? AND rev = ?",
+                                          arguments: [change.id, rev])
+            guard let stored, let text: String = try stored[0], try stored[2] as Int == 0,
+                  case .object(let members) = try JSON(parsing: text) else { return false }
+            var row = members
+            let blobs = Self.overlay(&row, change.table, values)
+            let attachments = StoredAttachments(text: try stored[1])
+            return row == members && attachments.list.count == blobs.count
+                && zip(blobs, digests).allSatisfy { attachments[$0.name]?.digest == $1 }
         }
 
         /// Writes `document` as a new revision on `base` (nil: a new root)
