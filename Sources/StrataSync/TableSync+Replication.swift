@@ -76,16 +76,12 @@ extension TableSync {
                     try Task.checkCancellation()
                 }
             }
-            // The pull once the capture has ended, as before the capture
-            // ran alongside: a row changed here, then found unchanged by the
-            // capture (an update that wrote the same values), would
-            // otherwise meet an arriving change first and be sent as an
-            // edit made on the revision before it, a conflict.
-            group.addTask {
-                await captured.waitUntilFinished()
-                try Task.checkCancellation()
-                return (nil, try await Replicator(source: remote, target: documents, options: options).run())
-            }
+            // The pull from the start: what the server has then is all it
+            // reads, not the rows this push sends it meanwhile. A row it
+            // brings that the capture has not reached is a row changed here
+            // before a change arrived: a conflict, as it would be in
+            // another order, or no edit when it was written back unchanged.
+            group.addTask { (nil, try await Replicator(source: remote, target: documents, options: options).run()) }
             var push: ReplicationProgress?
             var pull: ReplicationProgress?
             for try await done in group {
@@ -196,13 +192,6 @@ private actor CaptureProgress {
     func wait(after seen: Int) async {
         guard !finished, committedCount <= seen else { return }
         await withCheckedContinuation { waiting.append($0) }
-    }
-
-    /// Returns once the capture has ended.
-    func waitUntilFinished() async {
-        while !finished {
-            await withCheckedContinuation { waiting.append($0) }
-        }
     }
 
     private func wake() {
