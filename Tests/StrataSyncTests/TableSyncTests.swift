@@ -492,6 +492,45 @@ import Testing
         #expect(try sync.refusedRows(in: "people").isEmpty)
     }
 
+    /// A document written alone (an app's own `put`, another process
+    /// replicating into the file: the documents' triggers apply it) whose
+    /// row would take another row's value of a UNIQUE column or index is
+    /// refused as a batch refuses it: its document kept, the other writes
+    /// going on, the row written once the value is free.
+    @Test func aDocumentWrittenAloneWhoseRowTakesAUniqueValueIsRefused() async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE people(id TEXT PRIMARY KEY NOT NULL, email TEXT UNIQUE COLLATE NOCASE, team TEXT, number INTEGER);
+            CREATE UNIQUE INDEX people_place ON people(team, number)
+            """, syncing: "people")
+        try await Self.write([
+            ["_id": "people:a", "email": "a@example.com", "team": "red", "number": 1],
+            ["_id": "people:b", "email": "A@Example.com", "team": "blue", "number": 1],
+            ["_id": "people:c", "email": "c@example.com", "team": "red", "number": 1],
+            ["_id": "people:d", "email": "d@example.com", "team": "red", "number": 2],
+            ["_id": "people:e", "email": .null, "team": .null, "number": 1],
+            ["_id": "people:f", "email": .null, "team": .null, "number": 1],
+        ], to: sync, batched: false)
+        #expect(try Self.lines(pool, "SELECT id FROM people ORDER BY id") == ["'a'", "'d'", "'e'", "'f'"])
+        #expect(try sync.refusedRows(in: "people").map { "\($0.key): \($0.reason)" } == [
+            "b: another row has its value of email (UNIQUE)",
+            "c: another row has its value of team, number (UNIQUE)",
+        ])
+        #expect(try await sync.documents.document(id: "people:b")["email"] == "A@Example.com")
+        // A row's own values are no collision: an edit of it is written.
+        let a = try await sync.documents.document(id: "people:a")
+        _ = try await sync.documents.put(["_id": "people:a", "_rev": a["_rev"]!, "email": "a@example.com", "team": "red", "number": 1, "note": "kept"])
+        #expect(try sync.refusedRows(in: "people").map(\.key) == ["b", "c"])
+        // Once the values are free, each sync's applyWaitingRows() writes
+        // the rows.
+        try await pool.write { try $0.execute(sql: "UPDATE people SET email = 'x@example.com', number = 3 WHERE id = 'a'") }
+        #expect(try await sync.applyWaitingRows() == 2)
+        #expect(try Self.lines(pool, "SELECT id, email, team, number FROM people ORDER BY id") == [
+            "'a'|'x@example.com'|'red'|3", "'b'|'A@Example.com'|'blue'|1", "'c'|'c@example.com'|'red'|1",
+            "'d'|'d@example.com'|'red'|2", "'e'|NULL|NULL|1", "'f'|NULL|NULL|1",
+        ])
+        #expect(try sync.refusedRows(in: "people").isEmpty)
+    }
+
     /// A batch whose rows pass a UNIQUE value along (a gives up its
     /// position to b, b to c) is written whole, whatever order its rows
     /// come in: a row that collided with one written after it is tried

@@ -27,6 +27,14 @@ extension TableSync {
         let fits: String
         /// Why a row that does not fit is refused (text).
         let refusal: String
+        /// True when no other row has the row's values of a `UNIQUE`
+        /// constraint or index ("1" for a table without one). Only the
+        /// documents' triggers check it first: a batch tries its rows and
+        /// refuses those SQLite refuses, so that rows passing a value along
+        /// within the batch are all written.
+        let unique: String
+        /// Why a row that another row's unique values stop is refused (text).
+        let uniqueRefusal: String
         /// True when the row of the document's key may be deleted: no row
         /// refers to it through a foreign key that neither cascades nor
         /// sets null ("1" when no such foreign key names this table).
@@ -115,6 +123,24 @@ extension TableSync {
             deletable = referrers.isEmpty ? "1" : "NOT (" + referrers.map(\.exists).joined(separator: " OR ") + ")"
             let referring = referrers.map { "WHEN \($0.exists) THEN '" + $0.table.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
             deletionRefusal = referrers.isEmpty ? "''" : "'its deletion arrived while rows of ' || CASE \(referring) END || ' refer to it (a foreign key without ON DELETE CASCADE)'"
+            // Each UNIQUE constraint or index on columns (not on
+            // expressions, not partial): no row of another key holds the
+            // row's values, compared as the index compares them.
+            var uniques: [(columns: [String], taken: String)] = []
+            let ownKey = zip(table.keyColumns, table.keyValuesSQL(docKey)).map { "u.\(quoteIdentifier($0)) = \($1)" }.joined(separator: " AND ")
+            for index in try Row.fetchAll(db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" AND origin <> 'pk' AND NOT partial ORDER BY name",
+                                          arguments: [table.name]) {
+                let parts = try Row.fetchAll(db, sql: "SELECT name, coll FROM pragma_index_xinfo(?) WHERE key ORDER BY seqno", arguments: [try index[0] as String])
+                let columns = try parts.map { try $0[0] as String? }
+                guard !columns.isEmpty, columns.allSatisfy({ $0 != nil }) else { continue }
+                let match = try zip(columns.compactMap { $0 }, parts).map { column, part in
+                    "u.\(quoteIdentifier(column)) = \(value(column)) COLLATE \(quoteIdentifier(try part[1] as String? ?? "BINARY"))"
+                }.joined(separator: " AND ")
+                uniques.append((columns.compactMap { $0 }, "EXISTS (SELECT 1 FROM \(quoteIdentifier(table.name)) AS u WHERE \(match) AND NOT (\(ownKey)))"))
+            }
+            unique = uniques.isEmpty ? "1" : uniques.map { "NOT \($0.taken)" }.joined(separator: " AND ")
+            let taken = uniques.map { "WHEN \($0.taken) THEN '" + $0.columns.joined(separator: ", ").replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
+            uniqueRefusal = uniques.isEmpty ? "''" : "'another row has its value of ' || CASE \(taken) END || ' (UNIQUE)'"
             fits = notNull.isEmpty ? "1" : notNull.map { "\(value($0)) IS NOT NULL" }.joined(separator: " AND ")
             let missing = notNull.map { "WHEN \(value($0)) IS NULL THEN '" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
             refusal = notNull.isEmpty ? "''" : "'the document has no value for ' || CASE \(missing) END || ', a NOT NULL column'"

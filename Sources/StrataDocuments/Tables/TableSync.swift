@@ -1123,10 +1123,11 @@ public final class TableSync: Sendable {
             UPDATE \(state) SET applying = 1, mark = (SELECT ifnull(max(seq), 0) FROM \(outbox));
             INSERT INTO \(bases)(id, rev) SELECT NEW.id, \(base) WHERE \(pending) AND NOT \(noted);
             DELETE FROM \(name) WHERE NEW.deleted AND \(table.matchSQL(docKey)) AND NOT \(noted) AND \(sql.deletable);
-            INSERT INTO \(name)(\(sql.upsertColumns)) SELECT \(sql.upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND \(sql.fits) AND NOT \(noted)
+            INSERT INTO \(name)(\(sql.upsertColumns)) SELECT \(sql.upsertValues) WHERE NOT NEW.deleted AND \(parentsPresent) AND \(sql.fits) AND \(sql.unique) AND NOT \(noted)
               \(sql.onConflict);
             DELETE FROM \(refused) WHERE id = NEW.id;
-            INSERT INTO \(refused)(id, reason) SELECT NEW.id, \(sql.refusal) WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT (\(sql.fits)) AND NOT \(noted);
+            INSERT INTO \(refused)(id, reason) SELECT NEW.id, CASE WHEN \(sql.fits) THEN \(sql.uniqueRefusal) ELSE \(sql.refusal) END
+              WHERE NOT NEW.deleted AND \(parentsPresent) AND NOT (\(sql.fits) AND \(sql.unique)) AND NOT \(noted);
             INSERT INTO \(refused)(id, reason, deletion) SELECT NEW.id, \(sql.deletionRefusal), 1 WHERE NEW.deleted AND NOT \(noted) AND NOT (\(sql.deletable));
             DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state)) AND tbl = \(literal) AND key = \(docKey);
             DELETE FROM \(waiting) WHERE id = NEW.id AND (NEW.deleted OR \(parentsPresent));
