@@ -334,9 +334,12 @@ public final class TableSync: Sendable {
         precondition(rows > 0, "a transaction captures at least one row")
         let outbox = Self.outbox(documentsName)
         // Each changed row once, with its last change, in that order.
-        let changed = try await documents.writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT tbl, key, max(seq) AS last FROM \(outbox) WHERE key IS NOT NULL GROUP BY tbl, key ORDER BY last")
-                .map { (table: try $0.decode(String.self, at: 0), key: try $0.decode(String.self, at: 1), last: try $0.decode(Int.self, at: 2)) }
+        let names = JSON.array(tables.map { JSON.string($0.name) }).text
+        let (changed, end) = try await documents.writer.read { db in
+            (try Row.fetchAll(db, sql: "SELECT tbl, key, max(seq) AS last FROM \(outbox) WHERE key IS NOT NULL AND tbl IN (SELECT value FROM json_each(?)) "
+                                + "GROUP BY tbl, key ORDER BY last", arguments: [names])
+                .map { (table: try $0.decode(String.self, at: 0), key: try $0.decode(String.self, at: 1), last: try $0.decode(Int.self, at: 2)) },
+             try Int.fetchOne(db, sql: "SELECT ifnull(max(seq), 0) FROM \(outbox)") ?? 0)
         }
         guard changed.count > rows else {
             let count = try await captureLocalChanges()
@@ -351,7 +354,8 @@ public final class TableSync: Sendable {
             // Through the part's last change: what the outbox holds up to
             // there is the part's rows and earlier changes of rows captured
             // later (their last change is past it, so they stay pending).
-            let chunk = CaptureChunk(bound: part.last!.last, planned: changed.last!.last,
+            let isLast = start + rows >= changed.count
+            let chunk = CaptureChunk(bound: part.last!.last, planned: changed.last!.last, others: isLast ? end : part.last!.last,
                                      keys: Dictionary(grouping: part, by: \.table).mapValues { $0.map(\.key) })
             let count = try await documents.writer.write { try self.capture($0, chunk: chunk) }
             written += count
@@ -361,11 +365,14 @@ public final class TableSync: Sendable {
     }
 
     /// Part of a capture: the rows `keys` names (by table), through the
-    /// outbox's change `bound`; `planned`, the outbox's last change when
-    /// the parts were planned.
+    /// outbox's change `bound`; `planned`, the last change of a row of the
+    /// plan; `others`, through which change the outbox's entries of no
+    /// synced row are removed (a table no longer synced, whose triggers
+    /// are still there), as a whole capture removes them.
     struct CaptureChunk: Sendable {
         let bound: Int
         let planned: Int
+        let others: Int
         let keys: [String: [String]]
     }
 
@@ -429,6 +436,8 @@ public final class TableSync: Sendable {
                                    arguments: [range.hasPrefix("seq <=") ? last : chunk.planned, table, keys])
                 }
             }
+            try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ? AND (key IS NULL OR tbl NOT IN (SELECT value FROM json_each(?)))",
+                           arguments: [chunk.others, JSON.array(tables.map { JSON.string($0.name) }).text])
         } else {
             try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ?", arguments: [last])
         }
