@@ -50,7 +50,7 @@ final class ScriptRunner: DesignFunctionRunner, @unchecked Sendable {
     static let design: JSONObject = [
         "_id": "_design/app",
         "views": ["by_kind": ["map": "emit:kind", "reduce": "sum"]],
-        "filters": ["kinded": "has:kind"],
+        "filters": ["kinded": "has:kind", "revised": "has:_revisions"],
         "updates": ["note": "set:note", "closed": "fail:poll_closed"],
     ]
 
@@ -68,6 +68,8 @@ final class ScriptRunner: DesignFunctionRunner, @unchecked Sendable {
 
         let kinded = try db.changes(ChangesOptions(), filter: "app/kinded").results.map(\.id)
         #expect(kinded == ["a", "b", "d"])
+        // A filter gets each document's `_revisions`, as CouchDB hands it.
+        #expect(try db.changes(ChangesOptions(), filter: "app/revised").results.map(\.id) == ["_design/app", "a", "b", "c", "d"])
 
         let (written, response) = try db.update(design: "app", function: "note", id: "c", request: ["body": "hello"])
         #expect(response == "ok" && written?.id == "c")

@@ -315,6 +315,30 @@ import Testing
         #expect(seen == [.string(rev), ["start": 25, "ids": .array([path[0]])], ["start": 25, "ids": .array(Array(path.prefix(20)))]])
     }
 
+    /// A filter function sees `_revisions` too (CouchDB 3.4.3's
+    /// `couch_query_servers:filter_docs`: the newest 20 ids), on a live
+    /// document and on a deletion.
+    @Test func filterFunctionsSeeRevisionsAsCouchDBHandsThem() async throws {
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        #expect(try await server.send("PUT", "/db", user: admin).0 == 201)
+        #expect(try await server.send("PUT", "/db/_design/f", json: #"""
+            {"filters":{"deep":"function(doc, req) { return !!doc._revisions && doc._revisions.start >= 3 && doc._revisions.ids.length === Math.min(doc._revisions.start, 20) && doc._revisions.ids[0] === doc._rev.split('-')[1]; }"}}
+            """#, user: admin).0 == 201)
+        var rev = try await server.send("PUT", "/db/long", json: #"{"n":0}"#).1?["rev"]?.stringValue ?? ""
+        for n in 1..<24 {
+            rev = try await server.send("PUT", "/db/long", json: #"{"_rev":"\#(rev)","n":\#(n)}"#).1?["rev"]?.stringValue ?? ""
+        }
+        #expect(try await server.send("PUT", "/db/short", json: #"{"n":0}"#).0 == 201)
+        var gone = try await server.send("PUT", "/db/gone", json: #"{"n":0}"#).1?["rev"]?.stringValue ?? ""
+        gone = try await server.send("PUT", "/db/gone", json: #"{"_rev":"\#(gone)","n":1}"#).1?["rev"]?.stringValue ?? ""
+        #expect(try await server.send("DELETE", "/db/gone?rev=\(gone)").0 == 200)
+        let answer = try await server.send("GET", "/db/_changes?filter=f/deep")
+        let changes = answer.1?["results"]?.arrayValue ?? []
+        #expect(answer.0 == 200, "\(String(describing: answer.1))")
+        #expect(changes.compactMap { $0["id"]?.stringValue }.sorted() == ["gone", "long"])
+    }
+
     /// MEASURED-DIFFERENCES.md, "Design documents and Mango".
     @Test func mangoAnswersAsCouchDBs() async throws {
         let server = try await RunningServer.start()

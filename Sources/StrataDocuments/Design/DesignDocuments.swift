@@ -136,7 +136,7 @@ extension DocumentDatabase {
         guard parts.count == 2 else { throw DocumentError(.badRequest, "`filter` parameter is not correctly formatted") }
         let function = parts[1]
         if let native = registry.get(parts[0])?.filters[function] {
-            return { documents in try documents.map { try native($0, request) } }
+            return { documents in try self.withFunctionRevisions(documents).map { try native($0, request) } }
         }
         let design: JSONObject
         do { design = try designDocument(parts[0]) } catch let error as DocumentError where error.kind == .notFound {
@@ -147,6 +147,7 @@ extension DocumentDatabase {
         let tenant = instanceID
         return { documents in
             guard !documents.isEmpty else { return [] }
+            let documents = try self.withFunctionRevisions(documents)
             let answer = try runner.run(tenant: tenant, design: design, path: ["filters", function],
                                         arguments: [.array(documents.map(JSON.object)), request])
             guard let parts = answer.arrayValue, parts.count == 2, let passes = parts[1].arrayValue, passes.count == documents.count else {
@@ -165,7 +166,20 @@ extension DocumentDatabase {
         guard let position = group.views.firstIndex(of: parts[1]) else { throw DocumentError(.notFound, "missing_named_view") }
         return { documents in
             guard !documents.isEmpty else { return [] }
-            return try group.map(documents).map { perView in position < perView.count && !perView[position].isEmpty }
+            return try group.map(try self.withFunctionRevisions(documents)).map { perView in position < perView.count && !perView[position].isEmpty }
+        }
+    }
+
+    /// `documents` as CouchDB 3.4.3 hands them to a filter
+    /// (`couch_query_servers:json_doc`): each with `_revisions`, its newest
+    /// ``functionRevisionsLimit`` ids, read in one transaction. Documents
+    /// that have them already (the changes feed of this store adds them as
+    /// it reads) are left as they are.
+    func withFunctionRevisions(_ documents: [JSONObject]) throws -> [JSONObject] {
+        guard documents.contains(where: { $0["_revisions"] == nil }) else { return documents }
+        let tables = self.tables
+        return try writer.read { db in
+            try documents.map { $0["_revisions"] == nil ? try tables.withRevisions(db, $0, revisions: Self.functionRevisionsLimit) : $0 }
         }
     }
 

@@ -1117,6 +1117,10 @@ struct DocumentTables: Sendable {
         }
         sql += " ORDER BY seq \(order)"
         let matcher = try options.selector.map { try MangoSelector($0) }
+        // A filter function gets `_revisions`, as CouchDB 3.4.3 hands it
+        // documents (`couch_query_servers:json_doc`: its newest 20 ids).
+        let filterRevisions = options.filter == nil ? 0
+            : min(DocumentDatabase.functionRevisionsLimit, try meta(db, "revs_limit")?.intValue ?? 1000)
         var results: [Change] = []
         // CouchDB's `pending`: the changes after the last one it looked at
         // (`count_changes_since`, less each row enumerated). For a few
@@ -1148,6 +1152,10 @@ struct DocumentTables: Sendable {
                     doc["_deleted"] = .bool(true)
                 } else {
                     for (k, v) in try JSON(parsing: try row[4] as String).objectValue ?? JSONObject() { doc[k] = v }
+                }
+                if let rev = Revision(try row[2] as String), filterRevisions > 0 {
+                    let ids = try newestRevisionIDs(db, id: id, from: rev, limit: filterRevisions)
+                    doc["_revisions"] = .object(["start": .int(rev.depth), "ids": .array(ids.map(JSON.string))])
                 }
                 if try !filter(doc) { continue }
             }
