@@ -355,8 +355,8 @@ public final class TableSync: Sendable {
             // there is the part's rows and earlier changes of rows captured
             // later (their last change is past it, so they stay pending).
             let isLast = start + rows >= changed.count
-            let chunk = CaptureChunk(bound: part.last!.last, planned: changed.last!.last, others: isLast ? end : part.last!.last,
-                                     keys: Dictionary(grouping: part, by: \.table).mapValues { $0.map(\.key) })
+            let chunk = CaptureChunk(bound: part.last!.last, planned: changed.last!.last, others: isLast ? end : part.last!.last, tables: names,
+                                     keys: Dictionary(grouping: part, by: \.table).mapValues { JSON.array($0.map { JSON.string($0.key) }).text })
             let count = try await documents.writer.write { try self.capture($0, chunk: chunk) }
             written += count
             await committed?(count)
@@ -364,16 +364,18 @@ public final class TableSync: Sendable {
         return written
     }
 
-    /// Part of a capture: the rows `keys` names (by table), through the
-    /// outbox's change `bound`; `planned`, the last change of a row of the
-    /// plan; `others`, through which change the outbox's entries of no
-    /// synced row are removed (a table no longer synced, whose triggers
-    /// are still there), as a whole capture removes them.
+    /// Part of a capture: the rows `keys` names (by table, a JSON array of
+    /// keys each), through the outbox's change `bound`; `planned`, the last
+    /// change of a row of the plan; `others`, through which change the
+    /// outbox's entries of no synced row are removed (a table no longer
+    /// synced, whose triggers are still there), as a whole capture removes
+    /// them; `tables`, the synced tables' names (a JSON array).
     struct CaptureChunk: Sendable {
         let bound: Int
         let planned: Int
         let others: Int
-        let keys: [String: [String]]
+        let tables: String
+        let keys: [String: String]
     }
 
     /// The page cache a large capture runs with, in KiB.
@@ -403,11 +405,13 @@ public final class TableSync: Sendable {
         // change: a parent made before its child is sent before it.
         var changes: [Change] = []
         for table in tables {
-            let keys = chunk.map { $0.keys[table.name] ?? [] }
-            if keys?.isEmpty == true { continue }
-            let rows = try Row.fetchCursor(db, sql: Self.changesSQL(table, outbox: outbox, docs: documentTables.docs, onlyGivenKeys: keys != nil),
-                                           arguments: [table.name, last, table.name + ":"]
-                                               + (keys.map { [JSON.array($0.map(JSON.string)).text] } ?? []))
+            var arguments: [(any DatabaseValueConvertible)?] = [table.name, last, table.name + ":"]
+            if let chunk {
+                guard let keys = chunk.keys[table.name] else { continue }
+                arguments.append(keys)
+            }
+            let rows = try Row.fetchCursor(db, sql: Self.changesSQL(table, outbox: outbox, docs: documentTables.docs, onlyGivenKeys: chunk != nil),
+                                           arguments: StatementArguments(arguments))
             while let row = try rows.next() {
                 changes.append(try Change(row, table: table))
             }
@@ -430,14 +434,13 @@ public final class TableSync: Sendable {
             // again. And the changes its rows had since the part was
             // planned: the rows are captured as they are now.
             for (table, keys) in chunk.keys {
-                let keys = JSON.array(keys.map(JSON.string)).text
                 for range in ["seq <= ?", "seq > ?"] {
                     try db.execute(sql: "DELETE FROM \(outbox) WHERE \(range) AND tbl = ? AND key IN (SELECT value FROM json_each(?))",
                                    arguments: [range.hasPrefix("seq <=") ? last : chunk.planned, table, keys])
                 }
             }
             try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ? AND (key IS NULL OR tbl NOT IN (SELECT value FROM json_each(?)))",
-                           arguments: [chunk.others, JSON.array(tables.map { JSON.string($0.name) }).text])
+                           arguments: [chunk.others, chunk.tables])
         } else {
             try db.execute(sql: "DELETE FROM \(outbox) WHERE seq <= ?", arguments: [last])
         }
