@@ -70,6 +70,11 @@ final class ScriptRunner: DesignFunctionRunner, @unchecked Sendable {
         #expect(kinded == ["a", "b", "d"])
         // A filter gets each document's `_revisions`, as CouchDB hands it.
         #expect(try db.changes(ChangesOptions(), filter: "app/revised").results.map(\.id) == ["_design/app", "a", "b", "c", "d"])
+        // A deletion that kept its members is handed over with them (a
+        // filtered replication then carries it).
+        let e = try db.put(["_id": "e", "kind": "z"])
+        try db.put(["_id": "e", "_rev": .string(e.rev), "_deleted": true, "kind": "z"])
+        #expect(try db.changes(ChangesOptions(), filter: "app/kinded").results.map(\.id) == ["a", "b", "d", "e"])
 
         let (written, response) = try db.update(design: "app", function: "note", id: "c", request: ["body": "hello"])
         #expect(response == "ok" && written?.id == "c")

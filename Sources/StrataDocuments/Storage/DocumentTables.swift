@@ -1147,12 +1147,11 @@ struct DocumentTables: Sendable {
                 if !matcher.matches(.object(doc)) { continue }
             }
             if let filter = options.filter {
+                // A deletion with the members it kept, as CouchDB hands it
+                // (`couch_doc:to_json_obj`: the body, then `_deleted`).
                 var doc: JSONObject = ["_id": .string(id), "_rev": .string(try row[2])]
-                if deleted {
-                    doc["_deleted"] = .bool(true)
-                } else {
-                    for (k, v) in try JSON(parsing: try row[4] as String).objectValue ?? JSONObject() { doc[k] = v }
-                }
+                for (k, v) in try JSON(parsing: try row[4] as String).objectValue ?? JSONObject() { doc[k] = v }
+                if deleted { doc["_deleted"] = .bool(true) }
                 if let rev = Revision(try row[2] as String), filterRevisions > 0 {
                     let ids = try newestRevisionIDs(db, id: id, from: rev, limit: filterRevisions)
                     doc["_revisions"] = .object(["start": .int(rev.depth), "ids": .array(ids.map(JSON.string))])
