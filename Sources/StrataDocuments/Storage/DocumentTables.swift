@@ -1117,10 +1117,6 @@ struct DocumentTables: Sendable {
         }
         sql += " ORDER BY seq \(order)"
         let matcher = try options.selector.map { try MangoSelector($0) }
-        // A filter function gets `_revisions`, as CouchDB 3.4.3 hands it
-        // documents (`couch_query_servers:json_doc`: its newest 20 ids).
-        let filterRevisions = options.filter == nil ? 0
-            : min(DocumentDatabase.functionRevisionsLimit, try meta(db, "revs_limit")?.intValue ?? 1000)
         var results: [Change] = []
         // CouchDB's `pending`: the changes after the last one it looked at
         // (`count_changes_since`, less each row enumerated). For a few
@@ -1136,27 +1132,19 @@ struct DocumentTables: Sendable {
             let seq: Int = try row[1]
             let deleted: Bool = try row[3]
             examined += 1
-            if let matcher {
+            if readsBody {
                 // As CouchDB: the winner, deleted or not, as JSON with its
-                // `_id`, `_rev` and `_deleted` (so a deletion that kept the
-                // document's members passes a selector on them).
-                var doc = try JSON(parsing: try row[4] as String).objectValue ?? JSONObject()
-                doc["_id"] = .string(id)
-                doc["_rev"] = .string(try row[2])
-                if deleted { doc["_deleted"] = true }
-                if !matcher.matches(.object(doc)) { continue }
-            }
-            if let filter = options.filter {
-                // A deletion with the members it kept, as CouchDB hands it
-                // (`couch_doc:to_json_obj`: the body, then `_deleted`).
+                // `_id`, `_rev` and `_deleted` (`couch_doc:to_json_obj`: the
+                // body, then `_deleted`), so a deletion that kept the
+                // document's members passes a selector or a filter on them.
                 var doc: JSONObject = ["_id": .string(id), "_rev": .string(try row[2])]
                 for (k, v) in try JSON(parsing: try row[4] as String).objectValue ?? JSONObject() { doc[k] = v }
-                if deleted { doc["_deleted"] = .bool(true) }
-                if let rev = Revision(try row[2] as String), filterRevisions > 0 {
-                    let ids = try newestRevisionIDs(db, id: id, from: rev, limit: filterRevisions)
-                    doc["_revisions"] = .object(["start": .int(rev.depth), "ids": .array(ids.map(JSON.string))])
-                }
-                if try !filter(doc) { continue }
+                if deleted { doc["_deleted"] = true }
+                if let matcher, !matcher.matches(.object(doc)) { continue }
+                // A filter function gets `_revisions` too, its newest 20 ids
+                // (`couch_query_servers:json_doc`).
+                if let filter = options.filter,
+                   try !filter(try withRevisions(db, doc, revisions: DocumentDatabase.functionRevisionsLimit)) { continue }
             }
             var revisions: [String] = [try row[2]]
             // The tree, read once, when the style or the documents need it
