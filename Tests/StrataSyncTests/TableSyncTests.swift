@@ -565,6 +565,85 @@ import Testing
         #expect(try sync.refusedRows(in: "steps").isEmpty)
     }
 
+    /// Rows that swap their values of a UNIQUE column (two, or three in a
+    /// ring), which SQLite refuses one by one in any order, are written
+    /// together: in one pull's batch, and by applyWaitingRows() when the
+    /// swap came in two pulls. A row changed here and not yet captured is
+    /// never rewritten for it, a foreign key naming the table holds, and a
+    /// table whose rows cannot be deleted for a moment without touching
+    /// others (a cascade, an app's trigger) keeps its rows refused.
+    @Test func rowsSwappingAUniqueValueAreWrittenTogether() async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE steps(id TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE, title TEXT);
+            CREATE TABLE marks(id TEXT PRIMARY KEY NOT NULL, step TEXT NOT NULL REFERENCES steps(id));
+            CREATE TABLE cards(id TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE);
+            CREATE TABLE pins(id TEXT PRIMARY KEY NOT NULL, card TEXT REFERENCES cards(id) ON DELETE CASCADE);
+            CREATE TABLE tags(id TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE);
+            CREATE TABLE log(tag TEXT);
+            CREATE TRIGGER tags_deleted AFTER DELETE ON tags BEGIN INSERT INTO log VALUES (OLD.id); END;
+            """, syncing: ["steps", "marks", "cards", "pins", "tags"])
+        try await Self.write([
+            ["_id": "steps:a", "position": 1], ["_id": "steps:b", "position": 2], ["_id": "steps:c", "position": 3],
+            ["_id": "marks:m", "step": "a"], ["_id": "cards:x", "position": 1], ["_id": "cards:y", "position": 2], ["_id": "pins:p", "card": "x"],
+            ["_id": "tags:t", "position": 1], ["_id": "tags:u", "position": 2],
+        ], to: sync, batched: true)
+        var depths: [String: Int] = [:]
+        // Another device's next revision of `id`.
+        func next(_ id: String, _ members: JSONObject) async throws -> JSONObject {
+            let current = try await sync.documents.document(id: id)
+            let depth = (depths[id] ?? 1) + 1
+            depths[id] = depth
+            let parent = String(current["_rev"]!.stringValue!.split(separator: "-")[1])
+            let hash = String(repeating: "\(id.last!)\(depth)", count: 16)
+            var document = members
+            document["_id"] = .string(id)
+            document["_rev"] = .string("\(depth)-" + hash)
+            document["_revisions"] = ["start": .int(depth), "ids": [.string(hash), .string(parent)]]
+            return document
+        }
+        func pull(_ documents: [JSONObject]) async throws {
+            for result in try await sync.documents.bulkPut(documents, newEdits: false) { _ = try result.get() }
+        }
+        // a and b swap in one batch; the step a mark refers to is a step
+        // still, with its mark.
+        try await pull([try await next("steps:a", ["position": 2]), try await next("steps:b", ["position": 1])])
+        #expect(try Self.lines(pool, "SELECT id, position FROM steps ORDER BY id") == ["'a'|2", "'b'|1", "'c'|3"])
+        #expect(try sync.refusedRows(in: "steps").isEmpty)
+        #expect(try Self.lines(pool, "SELECT id, step FROM marks") == ["'m'|'a'"])
+        // A ring of three in one batch.
+        try await pull([try await next("steps:a", ["position": 3]), try await next("steps:b", ["position": 2]),
+                        try await next("steps:c", ["position": 1])])
+        #expect(try Self.lines(pool, "SELECT id, position FROM steps ORDER BY id") == ["'a'|3", "'b'|2", "'c'|1"])
+        #expect(try sync.refusedRows(in: "steps").isEmpty)
+        // A swap that arrives in two pulls: each half refused, then both
+        // written by the next applyWaitingRows().
+        try await pull([try await next("steps:a", ["position": 2])])
+        try await pull([try await next("steps:b", ["position": 3])])
+        #expect(try sync.refusedRows(in: "steps").map(\.key) == ["a", "b"])
+        #expect(try await sync.applyWaitingRows() == 2)
+        #expect(try Self.lines(pool, "SELECT id, position FROM steps ORDER BY id") == ["'a'|2", "'b'|3", "'c'|1"])
+        #expect(try sync.refusedRows(in: "steps").isEmpty)
+        // Nothing of these writes waits to be sent back.
+        #expect(try await sync.captureLocalChanges() == 0)
+        // A row changed here and not yet captured keeps its change: the
+        // swap it is part of stays refused.
+        try await pool.write { try $0.execute(sql: "UPDATE steps SET title = 'mine' WHERE id = 'c'") }
+        try await pull([try await next("steps:b", ["position": 1]), try await next("steps:c", ["position": 3])])
+        #expect(try Self.lines(pool, "SELECT id, position, title FROM steps ORDER BY id") == ["'a'|2|NULL", "'b'|3|NULL", "'c'|1|'mine'"])
+        #expect(try sync.refusedRows(in: "steps").map(\.key) == ["b"])
+        // Deleting a card for a moment would delete its pins, and deleting
+        // a tag would run the app's trigger: their swaps stay refused, the
+        // pin stays and the trigger does not run.
+        try await pull([try await next("cards:x", ["position": 2]), try await next("cards:y", ["position": 1]),
+                        try await next("tags:t", ["position": 2]), try await next("tags:u", ["position": 1])])
+        #expect(try Self.lines(pool, "SELECT id, position FROM cards ORDER BY id") == ["'x'|1", "'y'|2"])
+        #expect(try sync.refusedRows(in: "cards").map(\.key) == ["x", "y"])
+        #expect(try Self.lines(pool, "SELECT id FROM pins") == ["'p'"])
+        #expect(try Self.lines(pool, "SELECT id, position FROM tags ORDER BY id") == ["'t'|1", "'u'|2"])
+        #expect(try sync.refusedRows(in: "tags").map(\.key) == ["t", "u"])
+        #expect(try Self.lines(pool, "SELECT count(*) FROM log") == ["0"])
+    }
+
     /// An app version that drops a table it used to sync (a migration)
     /// goes on syncing the others: the dropped table's triggers on the
     /// documents, which named it, are removed when the sync is opened

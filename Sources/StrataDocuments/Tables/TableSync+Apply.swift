@@ -41,6 +41,11 @@ extension TableSync {
         let deletable: String
         /// Why a deletion is refused (text).
         let deletionRefusal: String
+        /// True when no foreign key of any table names this one with an
+        /// `ON DELETE` action (CASCADE, SET NULL, SET DEFAULT): a row may be
+        /// deleted and written again in a savepoint without touching
+        /// another row. `referred` is true when some foreign key names it.
+        let vacatable, referred: Bool
 
         init(_ db: Database, table: SyncedTable, row: String, blobs: String) throws {
             let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
@@ -105,13 +110,18 @@ extension TableSync {
             // The foreign keys of any table that name this one and would
             // refuse its row's deletion (NO ACTION, RESTRICT).
             var referrers: [(table: String, exists: String)] = []
+            var acting = false, referred = false
             let alias = "p"
             for child in try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") {
                 let keys = try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\", on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq",
                                             arguments: [child])
                 for (_, rows) in Dictionary(grouping: keys, by: { (try? $0[0] as Int) ?? 0 }).sorted(by: { $0.key < $1.key }) {
-                    guard (try rows[0][1] as String).lowercased() == table.name.lowercased(),
-                          ["NO ACTION", "RESTRICT"].contains((try rows[0][4] as String).uppercased()) else { continue }
+                    guard (try rows[0][1] as String).lowercased() == table.name.lowercased() else { continue }
+                    referred = true
+                    guard ["NO ACTION", "RESTRICT"].contains((try rows[0][4] as String).uppercased()) else {
+                        acting = true
+                        continue
+                    }
                     let from = try rows.map { try $0[2] as String }
                     var to = try rows.map { try $0[3] as String? }
                     if to.contains(where: { $0 == nil }) { to = table.keyColumns }
@@ -120,6 +130,8 @@ extension TableSync {
                     referrers.append((child, "EXISTS (SELECT 1 FROM \(quoteIdentifier(table.name)) AS \(alias), \(quoteIdentifier(child)) AS c WHERE \(own) AND \(match))"))
                 }
             }
+            vacatable = !acting
+            self.referred = referred
             deletable = referrers.isEmpty ? "1" : "NOT (" + referrers.map(\.exists).joined(separator: " OR ") + ")"
             let referring = referrers.map { "WHEN \($0.exists) THEN '" + $0.table.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
             deletionRefusal = referrers.isEmpty ? "''" : "'its deletion arrived while rows of ' || CASE \(referring) END || ' refer to it (a foreign key without ON DELETE CASCADE)'"
@@ -178,6 +190,17 @@ extension TableSync {
             /// The deleted documents whose row others still refer to (nil
             /// when no foreign key could refuse a deletion).
             let refuseDeletion: String?
+            /// Deletes the rows of the documents in the JSON array `?1`, so
+            /// that rows swapping UNIQUE values can be written again (nil
+            /// when deleting a row could touch another: an app's trigger on
+            /// the table, a foreign key with an `ON DELETE` action).
+            let vacate: String?
+            /// Whether a foreign key names the table: deleting its rows
+            /// for a moment needs the foreign keys deferred.
+            let referred: Bool
+            /// The documents of the JSON array `?1` that ``candidates``
+            /// would write, in the order of their writes.
+            let candidatesAmong: String
         }
         /// Parents' tables before their children's.
         let statements: [TableStatements]
@@ -192,8 +215,16 @@ extension TableSync {
             waiting = TableSync.waiting(documentsName)
             refused = TableSync.refused(documentsName)
             var applies: [(table: SyncedTable, sql: RowApplySQL)] = []
+            var triggered: Set<String> = []
             for table in tables {
                 applies.append((table, try RowApplySQL(db, table: table, row: "d", blobs: blobs)))
+                // Triggers on the table other than the capture's.
+                let own = ["inserted", "updated", "deleted"].map { TableSync.triggerName(documentsName, table: table.name, $0) }
+                let others = try String.fetchAll(db, sql: """
+                    SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE
+                    UNION ALL SELECT name FROM sqlite_temp_schema WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE
+                    """, arguments: [table.name]).filter { !own.contains($0) }
+                if !others.isEmpty { triggered.insert(table.name) }
             }
             // Parents before children, so that a child arriving with its
             // parent in one batch does not wait (a cycle keeps the given
@@ -206,9 +237,13 @@ extension TableSync {
                 ordered.append(applies.remove(at: next))
             }
             let (bases, waiting, refused) = (bases, waiting, refused)
+            let (outbox, state) = (outbox, state)
             statements = ordered.map { table, sql in
                 let written = "FROM \(docs) AS d WHERE d.seq > ?1 AND \(sql.isTable)"
                 let noted = "EXISTS (SELECT 1 FROM \(bases) WHERE id = d.id)"
+                // The row changed here before the batch and not yet captured.
+                let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
+                let pending = "EXISTS (SELECT 1 FROM \(outbox) WHERE tbl = \(literal) AND key = \(sql.docKey) AND seq <= (SELECT mark FROM \(state)))"
                 let keys = "(" + table.keyColumns.map(quoteIdentifier).joined(separator: ", ") + ")"
                 return TableStatements(
                     hasForeignKeys: sql.parentsPresent != "1",
@@ -225,7 +260,13 @@ extension TableSync {
                     upsertOne: "INSERT INTO \(quoteIdentifier(table.name))(\(sql.upsertColumns)) SELECT \(sql.upsertValues) "
                         + "\(written) AND d.id = ?2 \(sql.onConflict)",
                     refuseDeletion: sql.deletable == "1" ? nil : "INSERT INTO \(refused)(id, reason, deletion) SELECT d.id, \(sql.deletionRefusal), 1 "
-                        + "\(written) AND d.deleted AND NOT \(noted) AND NOT (\(sql.deletable))")
+                        + "\(written) AND d.deleted AND NOT \(noted) AND NOT (\(sql.deletable))",
+                    vacate: !sql.vacatable || triggered.contains(table.name) ? nil
+                        : "DELETE FROM \(quoteIdentifier(table.name)) WHERE \(keys) IN (SELECT \(table.keyValuesSQL(sql.docKey).joined(separator: ", ")) "
+                        + "FROM \(docs) AS d WHERE d.id IN (SELECT value FROM json_each(?1)) AND \(sql.isTable))",
+                    referred: sql.referred,
+                    candidatesAmong: "SELECT d.id FROM \(docs) AS d WHERE d.id IN (SELECT value FROM json_each(?1)) AND \(sql.isTable) "
+                        + "AND NOT d.deleted AND \(sql.parentsPresent) AND \(sql.fits) AND NOT \(noted) AND NOT \(pending) ORDER BY d.seq")
             }
         }
 
@@ -299,23 +340,12 @@ extension TableSync {
                     // A row breaks a constraint (CHECK, UNIQUE, a STRICT
                     // column's type, an app's trigger): the rows are
                     // written one at a time, and those that fail refused,
-                    // so that the rest of the pull arrives. A row that
-                    // collided with one written after it (a UNIQUE value
-                    // another row of the batch gives up) is tried again
-                    // while a pass writes any.
-                    var left = try String.fetchAll(db, sql: table.candidates, arguments: [seq])
-                    var failures: [(id: String, error: SQLiteError)] = []
-                    while !left.isEmpty {
-                        failures = []
-                        for id in left {
-                            do {
-                                try db.savepoint { try db.execute(sql: table.upsertOne, arguments: [seq, id]) }
-                            } catch let error as SQLiteError where Self.refusesRow(error) {
-                                failures.append((id, error))
-                            }
-                        }
-                        if failures.count == left.count { break }
-                        left = failures.map(\.id)
+                    // so that the rest of the pull arrives; rows that swap
+                    // UNIQUE values are written together.
+                    var failures = try writeOneByOne(db, table, ids: try String.fetchAll(db, sql: table.candidates, arguments: [seq]), seq: seq)
+                    if failures.count > 1 {
+                        let written = try writeVacating(db, table, ids: failures.map(\.id), seq: seq)
+                        failures.removeAll { written.contains($0.id) }
                     }
                     for (id, error) in failures {
                         try db.execute(sql: "DELETE FROM \(refused) WHERE id = ?", arguments: [id])
@@ -331,6 +361,90 @@ extension TableSync {
             // A child whose parent came later in the batch (a table that
             // refers to itself, or a cycle) is applied now.
             if waited { _ = try TableSync.applyWaiting(db, waiting: waiting, refused: refused, docs: docs) }
+        }
+
+        /// Writes the rows of the documents `ids`, in order, each in its
+        /// own savepoint, and again while a pass writes any: a row that
+        /// collided with one written after it (a UNIQUE value another row
+        /// gives up) is tried once that row moved. Returns the rows SQLite
+        /// refused, each with its error.
+        func writeOneByOne(_ db: Database, _ table: TableStatements, ids: [String], seq: Int) throws -> [(id: String, error: SQLiteError)] {
+            var left = ids
+            var failures: [(id: String, error: SQLiteError)] = []
+            while !left.isEmpty {
+                failures = []
+                for id in left {
+                    do {
+                        try db.savepoint { try db.execute(sql: table.upsertOne, arguments: [seq, id]) }
+                    } catch let error as SQLiteError where Self.refusesRow(error) {
+                        failures.append((id, error))
+                    }
+                }
+                if failures.count == left.count { break }
+                left = failures.map(\.id)
+            }
+            return failures
+        }
+
+        /// Writes rows that each collide with another of them, such as two
+        /// rows that swap their values of a UNIQUE column (SQLite checks
+        /// the constraint at each row, so neither can be written first):
+        /// in a savepoint, their rows are deleted, then all written from
+        /// their documents. A row that still fails is left out and the rest
+        /// tried again. Returns the documents whose rows were written.
+        ///
+        /// Not done for a table whose rows cannot be deleted for a moment
+        /// without touching others (an app's trigger on it, a foreign key
+        /// that cascades or sets null), nor for a row changed here and not
+        /// yet captured; a foreign key that names the table is deferred
+        /// meanwhile, and the rows written are those whose parents are here.
+        func writeVacating(_ db: Database, _ table: TableStatements, ids: [String], seq: Int) throws -> Set<String> {
+            guard let vacate = table.vacate, ids.count > 1 else { return [] }
+            var trying = try String.fetchAll(db, sql: table.candidatesAmong, arguments: [JSON.array(ids.map(JSON.string)).text])
+            guard trying.count > 1 else { return [] }
+            let deferred = try Bool.fetchOne(db, sql: "PRAGMA defer_foreign_keys") ?? false
+            let deferring = table.referred && !deferred
+            if deferring { try db.execute(sql: "PRAGMA defer_foreign_keys = ON") }
+            defer { if deferring { try? db.execute(sql: "PRAGMA defer_foreign_keys = OFF") } }
+            struct StillRefused: Error { let ids: Set<String> }
+            while trying.count > 1 {
+                do {
+                    try db.savepoint {
+                        try db.execute(sql: vacate, arguments: [JSON.array(trying.map(JSON.string)).text])
+                        let failures = try writeOneByOne(db, table, ids: trying, seq: seq)
+                        if !failures.isEmpty { throw StillRefused(ids: Set(failures.map(\.id))) }
+                    }
+                    return Set(trying)
+                } catch let refused as StillRefused {
+                    trying.removeAll { refused.ids.contains($0) }
+                } catch let error as SQLiteError where Self.refusesRow(error) {
+                    // A deletion a foreign key restricts.
+                    return []
+                }
+            }
+            return []
+        }
+
+        /// ``writeVacating(_:_:ids:seq:)`` for the refused rows of the
+        /// documents `ids`, which `applyWaitingRows()` tried one at a time
+        /// in vain; their refusals go when written. Returns how many were.
+        func writeRefusedTogether(_ db: Database, ids: [String]) throws -> Int {
+            guard ids.count > 1 else { return 0 }
+            // What the capture triggers record of these writes is taken
+            // back after, as for a batch.
+            try db.execute(sql: "UPDATE \(state) SET mark = (SELECT ifnull(max(seq), 0) FROM \(outbox))")
+            var count = 0
+            for table in statements {
+                let written = try writeVacating(db, table, ids: ids, seq: 0)
+                guard !written.isEmpty else { continue }
+                let list = JSON.array(written.sorted().map(JSON.string)).text
+                try db.execute(sql: "DELETE FROM \(refused) WHERE id IN (SELECT value FROM json_each(?))", arguments: [list])
+                try db.execute(sql: """
+                    DELETE FROM \(outbox) WHERE seq > (SELECT mark FROM \(state)) AND tbl || ':' || key IN (SELECT value FROM json_each(?))
+                    """, arguments: [list])
+                count += written.count
+            }
+            return count
         }
     }
 }

@@ -63,6 +63,9 @@ public final class TableSync: Sendable {
     public let tables: [SyncedTable]
     /// The document database's name inside the file.
     public let documentsName: String
+    /// The statements that apply a pull's batch to the tables (nil when
+    /// the documents' triggers apply each document, see the initializer).
+    let batchApply: BatchApply?
 
     /// A synced table: its name, its primary key's columns and all its
     /// columns.
@@ -226,6 +229,7 @@ public final class TableSync: Sendable {
             return (tables, try BatchApply(db, tables: tables, documentsName: documentsName, docs: docs, blobs: blobs))
         }
         self.tables = tables
+        batchApply = apply
         if let apply {
             documents.batchWriteHook.value = DocumentDatabase.BatchWriteHook { db, ids in
                 let (seq, noted) = try apply.before(db, ids: ids)
@@ -727,6 +731,10 @@ public final class TableSync: Sendable {
             }
             if still.count == left.count { break }
             left = still
+        }
+        // Rows that swap UNIQUE values, which no order writes one by one.
+        if left.count > 1, let batchApply {
+            applied += try batchApply.writeRefusedTogether(db, ids: left)
         }
         return applied
     }
