@@ -110,7 +110,7 @@ public struct LiveRow: RowProtocol {
     ///
     /// - Throws: ``DatabaseDecodingError`` when the index is out of range or
     ///   the value does not fit `T`.
-    @inlinable
+    @inlinable @inline(__always)
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type = T.self, at index: Int) throws -> T {
         if let live {
             // `cursor` owns the statement that owns `live`. Kept alive with a
@@ -158,7 +158,8 @@ public struct LiveRow: RowProtocol {
             defer { _fixLifetime(cursor) }
             if live.pointee.generation == generation,
                 let index = live.pointee.index(ofColumn: name),
-                let value = T.decode(from: live.pointee.sqliteStatement, at: Int32(truncatingIfNeeded: index))
+                let value = readColumn(T.self, from: live.pointee.sqliteStatement, at: Int32(truncatingIfNeeded: index),
+                                       inPlace: live.pointee.readsInPlace)
             {
                 return value
             }
@@ -190,7 +191,7 @@ public struct LiveRow: RowProtocol {
     /// The value at `index` (0-based) as `T`: `let id: Int = try row[0]`.
     @inlinable
     public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
-        get throws { try decode(T.self, at: index) }
+        @inline(__always) get throws { try decode(T.self, at: index) }
     }
 
     /// The value of the column named `name` as `T`: `let title: String = try row["title"]`.

@@ -400,7 +400,8 @@ public final class Statement {
     /// error naming the column, the type and the SQL.
     @inlinable
     func decodeColumn<T: DatabaseValueConvertible>(_ type: T.Type, at index: Int) throws -> T {
-        if index >= 0 && index < columnCount, let value = T.decode(from: sqliteStatement, at: Int32(index)) {
+        if index >= 0 && index < columnCount,
+            let value = readColumn(T.self, from: sqliteStatement, at: Int32(index), inPlace: liveState.pointee.readsInPlace) {
             return value
         }
         throw decodingFailure(T.self, at: index)
@@ -463,11 +464,16 @@ struct LiveStatementState {
     /// column after column, so the name at this index is tried first.
     @usableFromInline
     var lookupHint = 0
+    /// ``SQLiteValueLayout/isVerified``, kept here so that a read checks a
+    /// field of the state instead of a global.
+    @usableFromInline
+    let readsInPlace: Bool
 
     init(sqliteStatement: OpaquePointer, columnNames: [String], generation: UInt) {
         self.sqliteStatement = sqliteStatement
         self.columnCount = columnNames.count
         self.columnNames = columnNames
+        readsInPlace = SQLiteValueLayout.isVerified
         names = .allocate(capacity: columnNames.count)
         names.initialize(from: columnNames, count: columnNames.count)
         self.generation = generation
@@ -490,7 +496,7 @@ struct LiveStatementState {
         in state: UnsafeMutablePointer<LiveStatementState>, _ type: T.Type, at index: Int, generation: UInt
     ) -> T? {
         guard state.pointee.generation == generation, index >= 0, index < state.pointee.columnCount else { return nil }
-        return T.decode(from: state.pointee.sqliteStatement, at: Int32(truncatingIfNeeded: index))
+        return readColumn(T.self, from: state.pointee.sqliteStatement, at: Int32(truncatingIfNeeded: index), inPlace: state.pointee.readsInPlace)
     }
 
     /// The index of the column named `name`: exact match first, then ASCII

@@ -238,6 +238,8 @@ public struct RecordRow {
     @usableFromInline unowned(unsafe) let detached: RowStorage?
     @usableFromInline let generation: UInt
     @usableFromInline let live: UnsafeMutablePointer<LiveStatementState>?
+    /// Whether numbers are read in place (see ``SQLiteValueLayout``).
+    @usableFromInline let readsInPlace: Bool
 
     @inlinable @inline(__always)
     init(statement: OpaquePointer?, layout: RecordLayout, row: LiveRow) {
@@ -248,6 +250,7 @@ public struct RecordRow {
         self.detached = row.detached
         self.generation = row.generation
         self.live = row.live
+        self.readsInPlace = row.live?.pointee.readsInPlace ?? false
     }
 
     /// A row of a cursor that was just stepped, read in place.
@@ -260,6 +263,7 @@ public struct RecordRow {
         self.detached = nil
         self.generation = live.pointee.generation
         self.live = live
+        self.readsInPlace = live.pointee.readsInPlace
     }
 
     /// The row itself, for errors and columns read by name.
@@ -271,7 +275,7 @@ public struct RecordRow {
     @inlinable @inline(__always)
     public func decode<T: DatabaseValueConvertible>(_ type: T.Type, _ position: Int) throws -> T {
         let index = indexes[position]
-        if index >= 0, let statement, let value = T.decode(from: statement, at: index) {
+        if index >= 0, let statement, let value = readColumn(T.self, from: statement, at: index, inPlace: readsInPlace) {
             return value
         }
         return try decodeSlowly(T.self, position)
