@@ -115,4 +115,19 @@ import Testing
         #expect(throws: DatabaseDecodingError.self) { try row[1] as Int }
         #expect(readColumn(Int.self, from: statement.sqliteStatement, at: 0, inPlace: true) == 12)
     }
+
+    /// A whole REAL in a REAL column, which SQLite stores as an integer
+    /// and turns back into a real when read, reads as a real for `Double`
+    /// and `DatabaseValue`, and as an integer for `Int` since it is whole.
+    @Test func aWholeRealStoredAsAnIntegerReadsAsAReal() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE t(x REAL); INSERT INTO t VALUES (3.0), (-2.0)")
+        #expect(try Double.fetchAll(db, sql: "SELECT x FROM t") == [3, -2])
+        #expect(try Int.fetchAll(db, sql: "SELECT x FROM t") == [3, -2])
+        #expect(try Row.fetchAll(db, sql: "SELECT x, typeof(x) FROM t").map { try $0[1] as String } == ["real", "real"])
+        let cursor = try Row.fetchCursor(db, sql: "SELECT x FROM t")
+        while let row = try cursor.next() {
+            #expect(try row[0] as DatabaseValue == .real(try row[0] as Double))
+        }
+    }
 }
