@@ -241,6 +241,9 @@ extension TableSync {
             statements = ordered.map { table, sql in
                 let written = "FROM \(docs) AS d WHERE d.seq > ?1 AND \(sql.isTable)"
                 let noted = "EXISTS (SELECT 1 FROM \(bases) WHERE id = d.id)"
+                // A document whose row is written: not deleted, its parents
+                // here, its NOT NULL columns given, no local change noted.
+                let writable = "NOT d.deleted AND \(sql.parentsPresent) AND \(sql.fits) AND NOT \(noted)"
                 // The row changed here before the batch and not yet captured.
                 let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
                 let pending = "EXISTS (SELECT 1 FROM \(outbox) WHERE tbl = \(literal) AND key = \(sql.docKey) AND seq <= (SELECT mark FROM \(state)))"
@@ -252,11 +255,11 @@ extension TableSync {
                     delete: "DELETE FROM \(quoteIdentifier(table.name)) WHERE \(keys) IN (SELECT \(table.keyValuesSQL(sql.docKey).joined(separator: ", ")) "
                         + "\(written) AND d.deleted AND NOT \(noted) AND \(sql.deletable))",
                     upsert: "INSERT INTO \(quoteIdentifier(table.name))(\(sql.upsertColumns)) SELECT \(sql.upsertValues) "
-                        + "\(written) AND NOT d.deleted AND \(sql.parentsPresent) AND \(sql.fits) AND NOT \(noted) ORDER BY d.seq \(sql.onConflict)",
+                        + "\(written) AND \(writable) ORDER BY d.seq \(sql.onConflict)",
                     unrefuse: "DELETE FROM \(refused) WHERE id IN (SELECT d.id \(written))",
                     refuse: sql.fits == "1" ? nil : "INSERT INTO \(refused)(id, reason) SELECT d.id, \(sql.refusal) "
                         + "\(written) AND NOT d.deleted AND \(sql.parentsPresent) AND NOT (\(sql.fits)) AND NOT \(noted)",
-                    candidates: "SELECT d.id \(written) AND NOT d.deleted AND \(sql.parentsPresent) AND \(sql.fits) AND NOT \(noted) ORDER BY d.seq",
+                    candidates: "SELECT d.id \(written) AND \(writable) ORDER BY d.seq",
                     upsertOne: "INSERT INTO \(quoteIdentifier(table.name))(\(sql.upsertColumns)) SELECT \(sql.upsertValues) "
                         + "\(written) AND d.id = ?2 \(sql.onConflict)",
                     refuseDeletion: sql.deletable == "1" ? nil : "INSERT INTO \(refused)(id, reason, deletion) SELECT d.id, \(sql.deletionRefusal), 1 "
@@ -266,7 +269,7 @@ extension TableSync {
                         + "FROM \(docs) AS d WHERE d.id IN (SELECT value FROM json_each(?1)) AND \(sql.isTable))",
                     referred: sql.referred,
                     candidatesAmong: "SELECT d.id FROM \(docs) AS d WHERE d.id IN (SELECT value FROM json_each(?1)) AND \(sql.isTable) "
-                        + "AND NOT d.deleted AND \(sql.parentsPresent) AND \(sql.fits) AND NOT \(noted) AND NOT \(pending) ORDER BY d.seq")
+                        + "AND \(writable) AND NOT \(pending) ORDER BY d.seq")
             }
         }
 
