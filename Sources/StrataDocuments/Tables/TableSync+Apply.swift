@@ -21,6 +21,12 @@ extension TableSync {
         let parentsPresent: String
         /// The synced tables or others this table's foreign keys name.
         let parents: Set<String>
+        /// Each foreign key: the table it names, the columns of that table
+        /// it matches, and the values it gives them, from the document.
+        let parentKeys: [(parent: String, columns: [String], values: [String])]
+        /// Each column's value from the document, by the column's name in
+        /// lower case.
+        let values: [String: String]
         /// True when every `NOT NULL` column gets a value ("1" for a table
         /// without such columns): a row that would break that constraint is
         /// refused, not written, and its document kept.
@@ -90,6 +96,7 @@ extension TableSync {
             }
             var checks: [String] = []
             var parents: Set<String> = []
+            var keys: [(parent: String, columns: [String], values: [String])] = []
             let foreignKeys = try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq",
                                                arguments: [table.name])
             for (_, rows) in Dictionary(grouping: foreignKeys, by: { (try? $0[0] as Int) ?? 0 }).sorted(by: { $0.key < $1.key }) {
@@ -104,9 +111,12 @@ extension TableSync {
                 let anyNull = from.map { "\(value($0)) IS NULL" }.joined(separator: " OR ")
                 let match = zip(from, to).map { "\(quoteIdentifier($1 ?? "")) = \(value($0))" }.joined(separator: " AND ")
                 checks.append("(\(anyNull) OR EXISTS (SELECT 1 FROM \(quoteIdentifier(parent)) WHERE \(match)))")
+                keys.append((parent, to.map { $0 ?? "" }, from.map(value)))
             }
             parentsPresent = checks.isEmpty ? "1" : checks.joined(separator: " AND ")
             self.parents = parents
+            parentKeys = keys
+            values = Dictionary(table.columns.map { ($0.lowercased(), value($0)) }, uniquingKeysWith: { first, _ in first })
             // The foreign keys of any table that name this one and would
             // refuse its row's deletion (NO ACTION, RESTRICT).
             var referrers: [(table: String, exists: String)] = []
@@ -204,6 +214,12 @@ extension TableSync {
         }
         /// Parents' tables before their children's.
         let statements: [TableStatements]
+        /// The waiting documents' edges (`child`, `parent`): a waiting
+        /// document whose row a foreign key of another waiting one's row
+        /// names, found by the values the documents give the key's columns
+        /// (nil when no synced table names one). Only an order: whether a
+        /// row is written is still its parents' rows being there.
+        let waitingEdges: String?
         /// The tables' names, quoted.
         let docs, outbox, state, bases, waiting, refused: String
 
@@ -236,6 +252,7 @@ extension TableSync {
                 let next = applies.firstIndex { apply in apply.sql.parents.allSatisfy { $0 == apply.table.name || placed.contains($0) || !names.contains($0) } } ?? 0
                 ordered.append(applies.remove(at: next))
             }
+            waitingEdges = Self.waitingEdges(ordered, docs: docs, waiting: waiting)
             let (bases, waiting, refused) = (bases, waiting, refused)
             let (outbox, state) = (outbox, state)
             statements = ordered.map { table, sql in
@@ -271,6 +288,40 @@ extension TableSync {
                     candidatesAmong: "SELECT d.id FROM \(docs) AS d WHERE d.id IN (SELECT value FROM json_each(?1)) AND \(sql.isTable) "
                         + "AND \(writable) AND NOT \(pending) ORDER BY d.seq")
             }
+        }
+
+        /// The SQL of ``waitingEdges``: for each foreign key between synced
+        /// tables, the waiting documents of the parent's table by the values
+        /// they give its columns (kept once, so that the match is a lookup),
+        /// joined with the waiting documents of the child's table by the
+        /// values they give the key.
+        static func waitingEdges(_ applies: [(table: SyncedTable, sql: RowApplySQL)], docs: String, waiting: String) -> String? {
+            let byName = Dictionary(applies.map { ($0.table.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+            var keyed: [String] = []
+            var selects: [String] = []
+            for (_, child) in applies {
+                for key in child.parentKeys {
+                    guard let (parentTable, parent) = byName[key.parent.lowercased()] else { continue }
+                    let columns = key.columns.compactMap { parent.values[$0.lowercased()] }
+                    guard columns.count == key.columns.count else { continue }
+                    // A key column's value as the column keeps it, on both
+                    // sides: a document's key is text, a member may be a
+                    // number.
+                    let kept = key.columns.map { column -> (String) -> String in
+                        guard let index = parentTable.keyColumns.firstIndex(where: { $0.lowercased() == column.lowercased() }) else { return { $0 } }
+                        return { SyncedTable.keptSQL($0, affinity: parentTable.keyAffinities[index]) }
+                    }
+                    let name = "keyed\(keyed.count)"
+                    let given = columns.enumerated().map { "\(kept[$0]($1)) AS k\($0)" }.joined(separator: ", ")
+                    keyed.append("\(name) AS MATERIALIZED (SELECT d.id AS id, \(given) FROM \(waiting) AS w "
+                        + "JOIN \(docs) AS d ON d.id = w.id WHERE \(parent.isTable))")
+                    let match = key.values.enumerated().map { "k.k\($0) = \(kept[$0]($1))" }.joined(separator: " AND ")
+                    selects.append("SELECT d.id AS child, k.id AS parent FROM \(waiting) AS w JOIN \(docs) AS d ON d.id = w.id "
+                        + "JOIN \(name) AS k ON \(match) WHERE \(child.isTable) AND k.id <> d.id")
+                }
+            }
+            guard !selects.isEmpty else { return nil }
+            return "WITH " + keyed.joined(separator: ", ") + " " + selects.joined(separator: " UNION ALL ")
         }
 
         /// Before the batch's writes: the documents' triggers stand aside,
@@ -363,7 +414,7 @@ extension TableSync {
             try db.execute(sql: "UPDATE \(state) SET applying = 0")
             // A child whose parent came later in the batch (a table that
             // refers to itself, or a cycle) is applied now.
-            if waited { _ = try TableSync.applyWaiting(db, waiting: waiting, refused: refused, docs: docs) }
+            if waited { _ = try TableSync.applyWaiting(db, waiting: waiting, refused: refused, docs: docs, edges: waitingEdges) }
         }
 
         /// Writes the rows of the documents `ids`, in order, each in its

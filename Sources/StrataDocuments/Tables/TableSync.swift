@@ -708,7 +708,8 @@ public final class TableSync: Sendable {
     /// Applies the waiting rows, in `db`'s transaction.
     private func applyWaiting(_ db: Database) throws -> Int {
         let (refused, docs) = (Self.refused(documentsName), documents.tables.docs)
-        var applied = try Self.applyWaiting(db, waiting: Self.waiting(documentsName), refused: refused, docs: docs)
+        var applied = try Self.applyWaiting(db, waiting: Self.waiting(documentsName), refused: refused, docs: docs,
+                                            edges: batchApply?.waitingEdges)
         // The rows a constraint refused, each tried again: a row it
         // collided with may have changed, or a migration made it fit.
         // Again while a pass writes any: one may free a value another
@@ -741,11 +742,31 @@ public final class TableSync: Sendable {
 
     /// Applies the rows named in the table `waiting` whose parents are
     /// there, in `db`'s transaction, until none more can be.
-    static func applyWaiting(_ db: Database, waiting: String, refused: String, docs: String) throws -> Int {
+    ///
+    /// With `edges` (``BatchApply/waitingEdges``), the waiting rows are
+    /// first written once each, every parent's before its children's: a
+    /// chain of rows arriving deepest first (a table that refers to
+    /// itself) takes one pass, not one for each row of it.
+    static func applyWaiting(_ db: Database, waiting: String, refused: String, docs: String, edges: String? = nil) throws -> Int {
         var applied = 0
         // The rows waiting for a parent, and the deletions refused while
         // other rows referred to the row.
         let pending = "SELECT id FROM \(waiting) UNION ALL SELECT id FROM \(refused) WHERE deletion"
+        if let edges {
+            let ids = try String.fetchAll(db, sql: "SELECT id FROM \(waiting) ORDER BY id")
+            if ids.count > 1 {
+                let order = Self.parentsFirst(ids, edges: try Row.fetchAll(db, sql: edges).map { (try $0[0] as String, try $0[1] as String) })
+                let touch = try db.makeStatement(sql: "UPDATE \(docs) SET seq = seq WHERE id = ?")
+                for id in order { try touch.execute(binding: id) }
+                let left = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
+                applied = ids.count - left
+                // Nothing written: no pass would write any. All written,
+                // or some left for parents not here: the passes below
+                // check the rest (and the refused deletions).
+                let deletions = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(refused) WHERE deletion)") ?? false
+                if !deletions && (applied == 0 || left == 0) { return applied }
+            }
+        }
         while true {
             let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(pending))") ?? 0
             guard before > 0 else { return applied }
@@ -755,6 +776,39 @@ public final class TableSync: Sendable {
             guard after < before else { return applied }
             applied += before - after
         }
+    }
+
+    /// `ids` in an order where each comes after the ids `edges` name as its
+    /// parents (`(child, parent)`), otherwise in the given order; the ids of
+    /// a cycle come last.
+    static func parentsFirst(_ ids: [String], edges: [(child: String, parent: String)]) -> [String] {
+        let position = Dictionary(ids.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        var parentCount = [Int](repeating: 0, count: ids.count)
+        var children = [[Int]](repeating: [], count: ids.count)
+        var seen = Set<[Int]>()
+        for edge in edges {
+            guard let child = position[edge.child], let parent = position[edge.parent], child != parent,
+                  seen.insert([child, parent]).inserted else { continue }
+            parentCount[child] += 1
+            children[parent].append(child)
+        }
+        var order: [Int] = []
+        order.reserveCapacity(ids.count)
+        var placed = [Bool](repeating: false, count: ids.count)
+        for start in ids.indices where parentCount[start] == 0 {
+            // Depth first from each row without a waiting parent.
+            var stack = [start]
+            while let index = stack.popLast() {
+                placed[index] = true
+                order.append(index)
+                for child in children[index].reversed() {
+                    parentCount[child] -= 1
+                    if parentCount[child] == 0 { stack.append(child) }
+                }
+            }
+        }
+        for index in ids.indices where !placed[index] { order.append(index) }
+        return order.map { ids[$0] }
     }
 
     /// The number of rows, in all the synced tables, that wait for a
