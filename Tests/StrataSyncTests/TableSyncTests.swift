@@ -531,6 +531,48 @@ import Testing
         #expect(try sync.refusedRows(in: "people").isEmpty)
     }
 
+    /// A document written alone whose row breaks a constraint the
+    /// triggers do not check first (a CHECK, a STRICT column's type, an
+    /// app's trigger that raises) is kept and its row refused, as a batch
+    /// refuses it: the write used to fail whole, so the document was lost
+    /// to this device (a replicator would not send it again).
+    @Test func aDocumentWrittenAloneWhoseRowBreaksACheckIsKeptAndRefused() async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE people(id TEXT PRIMARY KEY NOT NULL, age INTEGER CHECK (age >= 0), locked INTEGER NOT NULL DEFAULT 0);
+            CREATE TABLE scores(id TEXT PRIMARY KEY NOT NULL, points INTEGER) STRICT;
+            CREATE TRIGGER people_locked BEFORE DELETE ON people WHEN OLD.locked BEGIN SELECT RAISE(ABORT, 'a locked person stays'); END;
+            """, syncing: ["people", "scores"])
+        let old = try await sync.documents.put(["_id": "people:a", "age": 30, "locked": 1])
+        let young = try await sync.documents.put(["_id": "people:b", "age": -1])
+        _ = try await sync.documents.put(["_id": "scores:s", "points": "many"])
+        _ = try await sync.documents.put(["_id": "scores:t", "points": 12])
+        #expect(try Self.lines(pool, "SELECT id, age FROM people UNION ALL SELECT id, points FROM scores ORDER BY 1") == ["'a'|30", "'t'|12"])
+        #expect(try sync.refusedRows(in: "people").map { "\($0.key): \($0.reason)" } == ["b: CHECK constraint failed: age >= 0"])
+        #expect(try sync.refusedRows(in: "scores").map { "\($0.key): \($0.reason)" } == ["s: cannot store TEXT value in INTEGER column scores.points"])
+        #expect(try await sync.documents.document(id: "people:b")["age"] == -1)
+        #expect(try await sync.documents.document(id: "scores:s")["points"] == "many")
+
+        // A deletion the app's trigger refuses is kept, and the row stays.
+        _ = try await sync.documents.delete(id: "people:a", rev: old.rev)
+        await #expect(throws: (any Error).self) { try await sync.documents.document(id: "people:a") }
+        #expect(try Self.lines(pool, "SELECT id FROM people") == ["'a'"])
+        #expect(try sync.refusedRows(in: "people").map { "\($0.key): \($0.reason)" } == [
+            "a: a locked person stays", "b: CHECK constraint failed: age >= 0",
+        ])
+        // Nothing of these was captured to be sent back.
+        #expect(try sync.pendingChangeCount() == 0)
+
+        // An edit that fits writes the row; once the trigger is gone,
+        // applyWaitingRows() applies the deletion.
+        _ = try await sync.documents.put(["_id": "people:b", "_rev": .string(young.rev), "age": 20])
+        try await pool.write { try $0.execute(sql: "DROP TRIGGER people_locked") }
+        #expect(try await sync.applyWaitingRows() == 1)
+        #expect(try Self.lines(pool, "SELECT id, age FROM people ORDER BY id") == ["'b'|20"])
+        #expect(try sync.refusedRows(in: "people").isEmpty)
+        #expect(try sync.refusedRows(in: "scores").map(\.key) == ["s"])
+        #expect(try sync.pendingChangeCount() == 0)
+    }
+
     /// A batch whose rows pass a UNIQUE value along (a gives up its
     /// position to b, b to c) is written whole, whatever order its rows
     /// come in: a row that collided with one written after it is tried

@@ -13,6 +13,9 @@ struct DocumentTables: Sendable {
     /// One row: the live and deleted document counts and the bodies' size,
     /// kept by triggers so `info` and `_all_docs` need no scan.
     let counts: String
+    /// What a write alone does when a trigger of the file refuses it (see
+    /// ``RowRefusalHook``); shared by the copies of these tables' value.
+    let rowRefusals = Locked<RowRefusalHook?>(nil)
 
     init(name: String) {
         func q(_ suffix: String) -> String { "\"\(name)_\(suffix)\"" }
@@ -415,6 +418,28 @@ struct DocumentTables: Sendable {
     func write(_ db: Database, document: JSONObject, newEdits: Bool, stored: [String: AttachmentDigest] = [:],
                structureChecked: Bool = false, batch: Batch? = nil, isNew: Bool = false) throws -> DocumentWriteResult {
         if !structureChecked { try DocumentTables.checkStructure(document) }
+        // A write alone, in a file whose triggers may refuse it (TableSync's,
+        // bringing a row up to date from the document): in a savepoint, so
+        // that a refusal can be handed to the hook whole.
+        guard batch == nil, let hook = rowRefusals.value, document["_id"]?.stringValue?.hasPrefix("_local/") != true else {
+            return try writeOnce(db, document: document, newEdits: newEdits, stored: stored, batch: batch, isNew: isNew)
+        }
+        var document = document
+        if document["_id"] == nil { document["_id"] = .string(DocumentTables.newID()) }
+        let id = document["_id"]?.stringValue ?? ""
+        do {
+            return try db.savepoint { try writeOnce(db, document: document, newEdits: newEdits, stored: stored, batch: batch, isNew: isNew) }
+        } catch let error as SQLiteError where error.primaryResultCode == .constraint || error.primaryResultCode == .mismatch {
+            return try hook.refuse(db, id, error) {
+                try writeOnce(db, document: document, newEdits: newEdits, stored: stored, batch: batch, isNew: isNew)
+            }
+        }
+    }
+
+    /// ``write(_:document:newEdits:stored:structureChecked:batch:isNew:)``'s
+    /// work, the document's structure checked.
+    private func writeOnce(_ db: Database, document: JSONObject, newEdits: Bool, stored: [String: AttachmentDigest],
+                           batch: Batch?, isNew: Bool) throws -> DocumentWriteResult {
         let id = document["_id"]?.stringValue ?? DocumentTables.newID()
         if id.hasPrefix("_local/") { return try writeLocal(db, document: document) }
         if id.hasPrefix(DocumentTables.designPrefix), document["_deleted"]?.boolValue != true { try DocumentTables.checkDesign(document) }
@@ -1229,5 +1254,19 @@ struct DocumentTables: Sendable {
     func deleteLocal(_ db: Database, id: String) throws {
         try db.execute(sql: "DELETE FROM \(local) WHERE id = ?", arguments: [id])
         if db.changesCount == 0 { throw DocumentError.missing }
+    }
+}
+
+/// What `TableSync` does when a trigger refuses a document written alone:
+/// the trigger that brings the document's row up to date, on a constraint
+/// no check of its own foresees (a `CHECK`, a `STRICT` column's type, an
+/// app's trigger that raises). `refuse` gets the document's id, the error,
+/// and the write to run again (its first attempt was rolled back); it
+/// writes the document without the row and reports the row, or throws.
+package struct RowRefusalHook: Sendable {
+    package let refuse: @Sendable (Database, String, SQLiteError, () throws -> DocumentWriteResult) throws -> DocumentWriteResult
+
+    package init(refuse: @escaping @Sendable (Database, String, SQLiteError, () throws -> DocumentWriteResult) throws -> DocumentWriteResult) {
+        self.refuse = refuse
     }
 }
