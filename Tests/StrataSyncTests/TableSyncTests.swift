@@ -718,6 +718,51 @@ import Testing
     /// sync's triggers name it, works inside `TableSync.alter`; the rows go
     /// on syncing both ways, and the dropped column's member stays in the
     /// documents.
+    /// A synced table renamed on two devices: until TableSync is opened
+    /// again a sync says so; then the rows sync under the new name, the
+    /// two devices' documents of the same rows are the same revisions (no
+    /// conflict), the old documents stay, and no trigger notes changes
+    /// under the old name any more.
+    @Test func aRenamedTableSyncsUnderItsNewName() async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        let alice = try Device(rows: "INSERT INTO notes(id, title) VALUES ('a', 'one'), ('b', 'two')")
+        let bob = try Device()
+        try await alice.sync.sync(with: remote)
+        try await bob.sync.sync(with: remote)
+        for device in [alice, bob] { try device.execute("ALTER TABLE notes RENAME TO memos") }
+        try alice.execute("INSERT INTO memos(id, title) VALUES ('c', 'three')")
+        do {
+            try await alice.sync.sync(with: remote)
+            Issue.record("a sync of a renamed table went on")
+        } catch let error as DocumentError {
+            #expect(error.reason.contains("notes is no longer in the file (dropped or renamed)"))
+        }
+
+        let aliceSync = try TableSync(alice.pool, tables: ["memos"])
+        let bobSync = try TableSync(bob.pool, tables: ["memos"])
+        #expect(try Self.lines(alice.pool, "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'strata_sync_notes_%'").isEmpty)
+        for sync in [aliceSync, bobSync, aliceSync] { try await sync.sync(with: remote) }
+        for device in [alice, bob] {
+            #expect(try Self.lines(device.pool, "SELECT id, title FROM memos ORDER BY id") == ["'a'|'one'", "'b'|'two'", "'c'|'three'"])
+        }
+        var conflicts = DocumentReadOptions()
+        conflicts.conflicts = true
+        for key in ["a", "b", "c"] {
+            let document = try await remote.document(id: "memos:" + key, options: conflicts)
+            #expect(document["_conflicts"] == nil)
+            #expect(document["_rev"]?.stringValue?.hasPrefix("1-") == true)
+        }
+        #expect(try await remote.document(id: "notes:a")["title"] == "one")
+
+        // One change, noted once, under the new name.
+        try alice.execute("UPDATE memos SET title = 'uno' WHERE id = 'a'")
+        #expect(try Self.lines(alice.pool, "SELECT tbl, key FROM strata_sync_outbox") == ["'memos'|'a'"])
+        try await aliceSync.sync(with: remote)
+        try await bobSync.sync(with: remote)
+        #expect(try Self.lines(bob.pool, "SELECT title FROM memos WHERE id = 'a'") == ["'uno'"])
+    }
+
     @Test func aSyncedTablesColumnIsDroppedThroughAlter() async throws {
         let (pool, sync) = try Self.device("""
             CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT);

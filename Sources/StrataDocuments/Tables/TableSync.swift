@@ -213,9 +213,18 @@ public final class TableSync: Sendable {
             // write ("no such table"). They go, and so does its name, so a
             // table made again under it is synced as a new one. (Its
             // documents stay, and replicate as any document.)
+            // A table renamed (ALTER TABLE … RENAME) is such a table too:
+            // its rows' documents keep the old name, and the capture
+            // triggers SQLite moved to the new table, which would note each
+            // change under the old name, go with the rest. The new name, if
+            // synced, is a new table.
             for name in try String.fetchAll(db, sql: "SELECT name FROM \(Self.registry(documentsName))") where !names.contains(name) {
                 guard try !Self.tableExists(db, name) else { continue }
                 try Self.dropApplyTriggers(db, documentsName: documentsName, table: name)
+                for suffix in ["inserted", "updated", "deleted"] {
+                    try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(Self.triggerName(documentsName, table: name, suffix)))")
+                }
+                try db.execute(sql: "DELETE FROM \(Self.outbox(documentsName)) WHERE tbl = ?", arguments: [name])
                 try db.execute(sql: "DELETE FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name])
             }
             // A batch of documents (a pull) reaches the rows with a few
@@ -437,6 +446,10 @@ public final class TableSync: Sendable {
             if let chunk {
                 guard let keys = chunk.keys[table.name] else { continue }
                 arguments.append(keys)
+            }
+            guard try Self.tableExists(db, table.name) else {
+                throw DocumentError(.badRequest, "the synced table \(table.name) is no longer in the file (dropped or renamed): "
+                    + "open TableSync again with the tables as they are now")
             }
             let rows = try Row.fetchCursor(db, sql: Self.changesSQL(table, outbox: outbox, docs: documentTables.docs, onlyGivenKeys: chunk != nil),
                                            arguments: StatementArguments(arguments))
