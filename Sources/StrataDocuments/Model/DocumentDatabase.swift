@@ -42,7 +42,13 @@ public final class DocumentDatabase: Sendable {
 
     /// Opens (creating its tables when missing) the document database `name`
     /// inside `writer`.
-    public init(_ writer: any DatabaseWriter, name: String = "couch") throws {
+    public convenience init(_ writer: any DatabaseWriter, name: String = "couch") throws {
+        try self.init(writer, name: name, rowRefusal: nil)
+    }
+
+    /// ``init(_:name:)`` with what a write alone does when a trigger of the
+    /// file refuses it (`TableSync`'s; see ``RowRefusalHook``).
+    package init(_ writer: any DatabaseWriter, name: String, rowRefusal: RowRefusalHook?) throws {
         guard !name.isEmpty, name.utf8.allSatisfy({ $0 == 0x5F || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) || (0x41...0x5A).contains($0) }) else {
             throw DocumentError(.badRequest, "a document database name is letters, digits and '_': \(name)")
         }
@@ -52,7 +58,7 @@ public final class DocumentDatabase: Sendable {
         _ = DocumentDatabase.registerCollation
         self.writer = writer
         self.name = name
-        self.tables = DocumentTables(name: name)
+        self.tables = DocumentTables(name: name, rowRefusal: rowRefusal)
         let tables = self.tables
         try writer.write { db in try tables.create(db) }
     }

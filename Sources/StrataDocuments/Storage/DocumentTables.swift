@@ -14,10 +14,11 @@ struct DocumentTables: Sendable {
     /// kept by triggers so `info` and `_all_docs` need no scan.
     let counts: String
     /// What a write alone does when a trigger of the file refuses it (see
-    /// ``RowRefusalHook``); shared by the copies of these tables' value.
-    let rowRefusals = Locked<RowRefusalHook?>(nil)
+    /// ``RowRefusalHook``).
+    let rowRefusal: RowRefusalHook?
 
-    init(name: String) {
+    init(name: String, rowRefusal: RowRefusalHook? = nil) {
+        self.rowRefusal = rowRefusal
         func q(_ suffix: String) -> String { "\"\(name)_\(suffix)\"" }
         docs = q("docs")
         revs = q("revs")
@@ -421,7 +422,7 @@ struct DocumentTables: Sendable {
         // A write alone, in a file whose triggers may refuse it (TableSync's,
         // bringing a row up to date from the document): in a savepoint, so
         // that a refusal can be handed to the hook whole.
-        guard batch == nil, let hook = rowRefusals.value, document["_id"]?.stringValue?.hasPrefix("_local/") != true else {
+        guard batch == nil, let hook = rowRefusal, document["_id"]?.stringValue?.hasPrefix("_local/") != true else {
             return try writeOnce(db, document: document, newEdits: newEdits, stored: stored, batch: batch, isNew: isNew)
         }
         var document = document

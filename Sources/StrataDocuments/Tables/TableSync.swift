@@ -164,7 +164,32 @@ public final class TableSync: Sendable {
     /// - Throws: ``DocumentError`` `badRequest` for a missing table, or one
     ///   whose key cannot be shared between devices.
     public init(_ writer: any DatabaseWriter, tables names: [String], sharedIntegerKeys: Set<String> = [], documentsName: String = "strata_sync") throws {
-        self.documents = try DocumentDatabase(writer, name: documentsName)
+        // A document written alone whose row a constraint refuses that the
+        // triggers do not check first (CHECK, a STRICT column's type, an
+        // app's trigger): kept, and its row refused as a batch refuses it.
+        let (state, waiting, refused) = (Self.state(documentsName), Self.waiting(documentsName), Self.refused(documentsName))
+        let prefixes = names.map { $0.lowercased() + ":" }
+        let documentsTable = DocumentTables(name: documentsName).docs
+        let rowRefusal = RowRefusalHook { db, id, error, write in
+            guard prefixes.contains(where: id.lowercased().hasPrefix) else { throw error }
+            let applying = try Int.fetchOne(db, sql: "SELECT applying FROM \(state)") ?? 0
+            guard applying == 0 else { throw error }
+            try db.execute(sql: "UPDATE \(state) SET applying = 2")
+            let result: DocumentWriteResult
+            do {
+                result = try write()
+            } catch {
+                try db.execute(sql: "UPDATE \(state) SET applying = 0")
+                throw error
+            }
+            try db.execute(sql: "UPDATE \(state) SET applying = 0")
+            try db.execute(sql: "DELETE FROM \(waiting) WHERE id = ?", arguments: [id])
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO \(refused)(id, reason, deletion) SELECT id, ?, deleted FROM \(documentsTable) WHERE id = ?
+                """, arguments: [error.message ?? "\(error.code)", id])
+            return result
+        }
+        self.documents = try DocumentDatabase(writer, name: documentsName, rowRefusal: rowRefusal)
         self.documentsName = documentsName
         let docs = documents.tables.docs
         let blobs = documents.tables.blobs
@@ -239,30 +264,6 @@ public final class TableSync: Sendable {
         }
         self.tables = tables
         batchApply = apply
-        // A document written alone whose row a constraint refuses that the
-        // triggers do not check first (CHECK, a STRICT column's type, an
-        // app's trigger): kept, and its row refused as a batch refuses it.
-        let (state, waiting, refused) = (Self.state(documentsName), Self.waiting(documentsName), Self.refused(documentsName))
-        let prefixes = tables.map { $0.name + ":" }
-        documents.tables.rowRefusals.value = RowRefusalHook { db, id, error, write in
-            guard prefixes.contains(where: id.hasPrefix) else { throw error }
-            let applying = try Int.fetchOne(db, sql: "SELECT applying FROM \(state)") ?? 0
-            guard applying == 0 else { throw error }
-            try db.execute(sql: "UPDATE \(state) SET applying = 2")
-            let result: DocumentWriteResult
-            do {
-                result = try write()
-            } catch {
-                try db.execute(sql: "UPDATE \(state) SET applying = 0")
-                throw error
-            }
-            try db.execute(sql: "UPDATE \(state) SET applying = 0")
-            try db.execute(sql: "DELETE FROM \(waiting) WHERE id = ?", arguments: [id])
-            try db.execute(sql: """
-                INSERT OR REPLACE INTO \(refused)(id, reason, deletion) SELECT id, ?, deleted FROM \(docs) WHERE id = ?
-                """, arguments: [error.message ?? "\(error.code)", id])
-            return result
-        }
         if let apply {
             documents.batchWriteHook.value = DocumentDatabase.BatchWriteHook { db, ids in
                 let (seq, noted) = try apply.before(db, ids: ids)
