@@ -1332,6 +1332,60 @@ import Testing
         #expect(try sync.pendingChangeCount() == 0)
     }
 
+    /// Rows whose parents have not arrived (a selector that leaves the
+    /// folders out, another device that has not synced them) are not
+    /// written again by each `applyWaitingRows()`, which each sync and each
+    /// batch of a continuous one calls; and a chain whose documents spell
+    /// the key otherwise than the parent's (a number for a TEXT column),
+    /// so that the order cannot be read from them, is still written whole.
+    @Test func rowsWaitingForParentsThatHaveNotArrivedAreLeftAlone() async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE folders(id TEXT PRIMARY KEY NOT NULL, name TEXT);
+            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, folder_id TEXT REFERENCES folders(id));
+            CREATE TABLE steps(id TEXT PRIMARY KEY NOT NULL, code TEXT UNIQUE, after TEXT REFERENCES steps(code));
+            """, syncing: ["folders", "notes", "steps"])
+        try await pool.write { db in
+            try db.execute(sql: """
+                CREATE TEMP TABLE touches(n INTEGER NOT NULL);
+                INSERT INTO touches VALUES (0);
+                CREATE TEMP TRIGGER touched AFTER UPDATE ON main.strata_sync_docs BEGIN UPDATE touches SET n = n + 1; END;
+                """)
+        }
+        func touches() async throws -> Int {
+            try await pool.write { db in
+                defer { _ = try? db.execute(sql: "UPDATE touches SET n = 0") }
+                return try Int.fetchOne(db, sql: "SELECT n FROM touches") ?? -1
+            }
+        }
+        let orphans: [JSONObject] = (0..<200).map { ["_id": .string("notes:n\($0)"), "title": "lost", "folder_id": "gone"] }
+        try await Self.write(orphans, to: sync, batched: true)
+        #expect(try sync.waitingRowCount() == 200)
+        _ = try await touches()
+        #expect(try await sync.applyWaitingRows() == 0)
+        #expect(try await touches() == 0)
+
+        // A folder arrives with its notes, the notes first: written, and
+        // the orphans still not touched.
+        try await Self.write([["_id": "notes:m1", "title": "found", "folder_id": "f1"]], to: sync, batched: true)
+        try await Self.write([["_id": "folders:f1", "name": "Work"]], to: sync, batched: false)
+        _ = try await touches()
+        #expect(try await sync.applyWaitingRows() == 1)
+        #expect(try await touches() == 1)
+        #expect(try Self.lines(pool, "SELECT id FROM notes") == ["'m1'"])
+
+        // Each step comes after the one whose code it names, given as a
+        // number where the column keeps text: deepest first, in one batch.
+        let steps = (0..<30).reversed().map { index -> JSONObject in
+            let after: JSON = index == 0 ? .null : .number(String(index - 1))
+            return ["_id": .string("steps:s\(100 + index)"), "code": .string(String(index)), "after": after]
+        }
+        try await Self.write(steps, to: sync, batched: true)
+        #expect(try Self.lines(pool, "SELECT count(*) FROM steps") == ["30"])
+        #expect(try sync.waitingRows(in: "steps").isEmpty)
+        #expect(try await pool.read { try Row.fetchAll($0, sql: "PRAGMA foreign_key_check") }.isEmpty)
+        #expect(try sync.waitingRowCount() == 200)
+    }
+
     /// A folder deleted on one device while another adds a note to it: the
     /// second device's `ON DELETE CASCADE`, run by the arriving deletion,
     /// takes its note away, and that is synced like any local delete. (It

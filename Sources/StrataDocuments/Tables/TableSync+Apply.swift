@@ -214,12 +214,9 @@ extension TableSync {
         }
         /// Parents' tables before their children's.
         let statements: [TableStatements]
-        /// The waiting documents' edges (`child`, `parent`): a waiting
-        /// document whose row a foreign key of another waiting one's row
-        /// names, found by the values the documents give the key's columns
-        /// (nil when no synced table names one). Only an order: whether a
-        /// row is written is still its parents' rows being there.
-        let waitingEdges: String?
+        /// How the rows waiting for a parent are written (nil when no
+        /// synced table has a foreign key).
+        let waitingOrder: WaitingOrder?
         /// The tables' names, quoted.
         let docs, outbox, state, bases, waiting, refused: String
 
@@ -252,9 +249,13 @@ extension TableSync {
                 let next = applies.firstIndex { apply in apply.sql.parents.allSatisfy { $0 == apply.table.name || placed.contains($0) || !names.contains($0) } } ?? 0
                 ordered.append(applies.remove(at: next))
             }
-            waitingEdges = Self.waitingEdges(ordered, docs: docs, waiting: waiting)
             let (bases, waiting, refused) = (bases, waiting, refused)
             let (outbox, state) = (outbox, state)
+            let ready = ordered.filter { $0.sql.parentsPresent != "1" }.map { _, sql in
+                "SELECT d.id FROM \(waiting) AS w JOIN \(docs) AS d ON d.id = w.id WHERE \(sql.isTable) AND \(sql.parentsPresent)"
+            }
+            waitingOrder = ready.isEmpty ? nil
+                : WaitingOrder(ready: ready.joined(separator: " UNION ALL "), edges: Self.waitingEdges(ordered, docs: docs, waiting: waiting))
             statements = ordered.map { table, sql in
                 let written = "FROM \(docs) AS d WHERE d.seq > ?1 AND \(sql.isTable)"
                 let noted = "EXISTS (SELECT 1 FROM \(bases) WHERE id = d.id)"
@@ -290,7 +291,20 @@ extension TableSync {
             }
         }
 
-        /// The SQL of ``waitingEdges``: for each foreign key between synced
+        /// The SQL that orders the rows waiting for a parent.
+        struct WaitingOrder: Sendable {
+            /// The waiting documents whose rows' parents are all here now.
+            let ready: String
+            /// The waiting documents' edges (`child`, `parent`): a waiting
+            /// document whose row a foreign key of another waiting one's
+            /// row names, found by the values the documents give the key's
+            /// columns (nil when no foreign key names a synced table). Only
+            /// an order: whether a row is written is still its parents'
+            /// rows being there.
+            let edges: String?
+        }
+
+        /// The SQL of ``WaitingOrder/edges``: for each foreign key between synced
         /// tables, the waiting documents of the parent's table by the values
         /// they give its columns (kept once, so that the match is a lookup),
         /// joined with the waiting documents of the child's table by the
@@ -414,7 +428,7 @@ extension TableSync {
             try db.execute(sql: "UPDATE \(state) SET applying = 0")
             // A child whose parent came later in the batch (a table that
             // refers to itself, or a cycle) is applied now.
-            if waited { _ = try TableSync.applyWaiting(db, waiting: waiting, refused: refused, docs: docs, edges: waitingEdges) }
+            if waited { _ = try TableSync.applyWaiting(db, waiting: waiting, refused: refused, docs: docs, order: waitingOrder) }
         }
 
         /// Writes the rows of the documents `ids`, in order, each in its

@@ -747,7 +747,7 @@ public final class TableSync: Sendable {
     private func applyWaiting(_ db: Database) throws -> Int {
         let (refused, docs) = (Self.refused(documentsName), documents.tables.docs)
         var applied = try Self.applyWaiting(db, waiting: Self.waiting(documentsName), refused: refused, docs: docs,
-                                            edges: batchApply?.waitingEdges)
+                                            order: batchApply?.waitingOrder)
         // The rows a constraint refused, each tried again: a row it
         // collided with may have changed, or a migration made it fit.
         // Again while a pass writes any: one may free a value another
@@ -781,29 +781,37 @@ public final class TableSync: Sendable {
     /// Applies the rows named in the table `waiting` whose parents are
     /// there, in `db`'s transaction, until none more can be.
     ///
-    /// With `edges` (``BatchApply/waitingEdges``), the waiting rows are
-    /// first written once each, every parent's before its children's: a
-    /// chain of rows arriving deepest first (a table that refers to
-    /// itself) takes one pass, not one for each row of it.
-    static func applyWaiting(_ db: Database, waiting: String, refused: String, docs: String, edges: String? = nil) throws -> Int {
+    /// With `order` (``BatchApply/waitingOrder``), only the rows whose
+    /// parents are here are written, and the rows waiting for those, every
+    /// parent before its children: a chain of rows arriving deepest first
+    /// (a table that refers to itself) takes one pass, not one for each row
+    /// of it, and rows whose parents have not arrived are not touched.
+    /// Without it, every waiting row is written again, while a pass writes
+    /// any.
+    static func applyWaiting(_ db: Database, waiting: String, refused: String, docs: String, order: BatchApply.WaitingOrder? = nil) throws -> Int {
         var applied = 0
         // The rows waiting for a parent, and the deletions refused while
         // other rows referred to the row.
         let pending = "SELECT id FROM \(waiting) UNION ALL SELECT id FROM \(refused) WHERE deletion"
-        if let edges {
-            let ids = try String.fetchAll(db, sql: "SELECT id FROM \(waiting) ORDER BY id")
-            if ids.count > 1 {
-                let order = Self.parentsFirst(ids, edges: try Row.fetchAll(db, sql: edges).map { (try $0[0] as String, try $0[1] as String) })
-                let touch = try db.makeStatement(sql: "UPDATE \(docs) SET seq = seq WHERE id = ?")
-                for id in order { try touch.execute(binding: id) }
-                let left = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
-                applied = ids.count - left
-                // Nothing written: no pass would write any. All written,
-                // or some left for parents not here: the passes below
-                // check the rest (and the refused deletions).
-                let deletions = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(refused) WHERE deletion)") ?? false
-                if !deletions && (applied == 0 || left == 0) { return applied }
+        let deletions = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(refused) WHERE deletion)") ?? false
+        if let order, !deletions {
+            var left = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
+            let touch = try db.makeStatement(sql: "UPDATE \(docs) SET seq = seq WHERE id = ?")
+            // Again while a pass writes any: an edge the documents' values
+            // did not show (a key spelled otherwise by the child) leaves
+            // a child for the next pass.
+            while left > 0 {
+                let ready = try String.fetchAll(db, sql: order.ready)
+                guard !ready.isEmpty else { break }
+                let ids = try String.fetchAll(db, sql: "SELECT id FROM \(waiting) ORDER BY id")
+                let edges = try order.edges.map { try Row.fetchAll(db, sql: $0).map { (try $0[0] as String, try $0[1] as String) } } ?? []
+                for id in Self.parentsFirst(ids, edges: edges, roots: Set(ready)) { try touch.execute(binding: id) }
+                let now = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(waiting)") ?? 0
+                guard now < left else { break }
+                applied += left - now
+                left = now
             }
+            return applied
         }
         while true {
             let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(pending))") ?? 0
@@ -816,36 +824,39 @@ public final class TableSync: Sendable {
         }
     }
 
-    /// `ids` in an order where each comes after the ids `edges` name as its
-    /// parents (`(child, parent)`), otherwise in the given order; the ids of
-    /// a cycle come last.
-    static func parentsFirst(_ ids: [String], edges: [(child: String, parent: String)]) -> [String] {
+    /// The ids of `roots`, and those of `ids` that `edges` show waiting for
+    /// them (`(child, parent)`), each after its parents; otherwise in the
+    /// order given. An id waiting for one that is not placed (its parent
+    /// not here, or a cycle) is left out.
+    static func parentsFirst(_ ids: [String], edges: [(child: String, parent: String)], roots: Set<String>) -> [String] {
         let position = Dictionary(ids.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         var parentCount = [Int](repeating: 0, count: ids.count)
         var children = [[Int]](repeating: [], count: ids.count)
-        var seen = Set<[Int]>()
+        var seen = Set<Int>()
         for edge in edges {
             guard let child = position[edge.child], let parent = position[edge.parent], child != parent,
-                  seen.insert([child, parent]).inserted else { continue }
+                  seen.insert(child * ids.count + parent).inserted else { continue }
             parentCount[child] += 1
             children[parent].append(child)
         }
         var order: [Int] = []
         order.reserveCapacity(ids.count)
         var placed = [Bool](repeating: false, count: ids.count)
-        for start in ids.indices where parentCount[start] == 0 {
-            // Depth first from each row without a waiting parent.
+        for start in ids.indices where roots.contains(ids[start]) && !placed[start] {
+            // Depth first from each row whose parents are here.
+            placed[start] = true
             var stack = [start]
             while let index = stack.popLast() {
-                placed[index] = true
                 order.append(index)
                 for child in children[index].reversed() {
                     parentCount[child] -= 1
-                    if parentCount[child] == 0 { stack.append(child) }
+                    if parentCount[child] == 0 && !placed[child] {
+                        placed[child] = true
+                        stack.append(child)
+                    }
                 }
             }
         }
-        for index in ids.indices where !placed[index] { order.append(index) }
         return order.map { ids[$0] }
     }
 
