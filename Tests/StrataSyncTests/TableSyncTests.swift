@@ -763,6 +763,29 @@ import Testing
         #expect(try Self.lines(bob.pool, "SELECT title FROM memos WHERE id = 'a'") == ["'uno'"])
     }
 
+    /// Opening TableSync again on a file whose synced tables have not
+    /// changed leaves its schema alone (the triggers it would make are
+    /// there already), so no connection prepares its statements again; a
+    /// column added since makes the table's triggers again, and is synced.
+    @Test func openingAgainLeavesAnUnchangedSchemaAlone() async throws {
+        let schema = """
+            CREATE TABLE folders(id TEXT PRIMARY KEY NOT NULL, name TEXT);
+            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, folder_id TEXT REFERENCES folders(id));
+            """
+        let (pool, _) = try Self.device(schema, syncing: ["folders", "notes"])
+        func version() throws -> Int { try pool.read { try Int.fetchOne($0, sql: "PRAGMA schema_version") ?? -1 } }
+        let before = try version()
+        _ = try TableSync(pool, tables: ["folders", "notes"])
+        #expect(try version() == before)
+        try await pool.write { try $0.execute(sql: "ALTER TABLE notes ADD COLUMN pinned INTEGER") }
+        let changed = try version()
+        let sync = try TableSync(pool, tables: ["folders", "notes"])
+        #expect(try version() > changed)
+        try await pool.write { try $0.execute(sql: "INSERT INTO notes(id, title, pinned) VALUES ('n1', 'plan', 1)") }
+        _ = try await sync.captureLocalChanges()
+        #expect(try await sync.documents.document(id: "notes:n1")["pinned"] == 1)
+    }
+
     @Test func aSyncedTablesColumnIsDroppedThroughAlter() async throws {
         let (pool, sync) = try Self.device("""
             CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, body TEXT);

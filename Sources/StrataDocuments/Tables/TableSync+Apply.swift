@@ -53,7 +53,7 @@ extension TableSync {
         /// another row. `referred` is true when some foreign key names it.
         let vacatable, referred: Bool
 
-        init(_ db: Database, table: SyncedTable, row: String, blobs: String) throws {
+        init(_ db: Database, table: SyncedTable, row: String, blobs: String, schema: SchemaFacts = SchemaFacts()) throws {
             let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
             let prefixLength = table.name.unicodeScalars.count + 1
             docKey = "substr(\(row).id, \(prefixLength + 1))"
@@ -122,9 +122,7 @@ extension TableSync {
             var referrers: [(table: String, exists: String)] = []
             var acting = false, referred = false
             let alias = "p"
-            for child in try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") {
-                let keys = try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\", on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq",
-                                            arguments: [child])
+            for (child, keys) in try schema.foreignKeys(db) {
                 for (_, rows) in Dictionary(grouping: keys, by: { (try? $0[0] as Int) ?? 0 }).sorted(by: { $0.key < $1.key }) {
                     guard (try rows[0][1] as String).lowercased() == table.name.lowercased() else { continue }
                     referred = true
@@ -166,6 +164,25 @@ extension TableSync {
             fits = notNull.isEmpty ? "1" : notNull.map { "\(value($0)) IS NOT NULL" }.joined(separator: " AND ")
             let missing = notNull.map { "WHEN \(value($0)) IS NULL THEN '" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
             refusal = notNull.isEmpty ? "''" : "'the document has no value for ' || CASE \(missing) END || ', a NOT NULL column'"
+        }
+    }
+
+    /// What the SQL of several tables reads of the file's schema, read once
+    /// for all of them (a connection's, while its schema does not change).
+    final class SchemaFacts {
+        private var allForeignKeys: [(table: String, keys: [Row])]?
+
+        /// Each table of the file with its foreign keys (`id`, `table`,
+        /// `from`, `to`, `on_delete`, by `id` and `seq`), by name.
+        func foreignKeys(_ db: Database) throws -> [(table: String, keys: [Row])] {
+            if let allForeignKeys { return allForeignKeys }
+            var all: [(table: String, keys: [Row])] = []
+            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") {
+                all.append((table, try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\", on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq",
+                                                    arguments: [table])))
+            }
+            allForeignKeys = all
+            return all
         }
     }
 
@@ -220,7 +237,7 @@ extension TableSync {
         /// The tables' names, quoted.
         let docs, outbox, state, bases, waiting, refused: String
 
-        init(_ db: Database, tables: [SyncedTable], documentsName: String, docs: String, blobs: String) throws {
+        init(_ db: Database, tables: [SyncedTable], documentsName: String, docs: String, blobs: String, schema: SchemaFacts = SchemaFacts()) throws {
             self.docs = docs
             outbox = TableSync.outbox(documentsName)
             state = TableSync.state(documentsName)
@@ -230,7 +247,7 @@ extension TableSync {
             var applies: [(table: SyncedTable, sql: RowApplySQL)] = []
             var triggered: Set<String> = []
             for table in tables {
-                applies.append((table, try RowApplySQL(db, table: table, row: "d", blobs: blobs)))
+                applies.append((table, try RowApplySQL(db, table: table, row: "d", blobs: blobs, schema: schema)))
                 // Triggers on the table other than the capture's.
                 let own = ["inserted", "updated", "deleted"].map { TableSync.triggerName(documentsName, table: table.name, $0) }
                 let others = try String.fetchAll(db, sql: """

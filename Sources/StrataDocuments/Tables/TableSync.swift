@@ -194,6 +194,9 @@ public final class TableSync: Sendable {
         let docs = documents.tables.docs
         let blobs = documents.tables.blobs
         let (tables, apply) = try writer.write { db -> ([SyncedTable], BatchApply?) in
+            // The foreign keys of the file's tables, read once for all the
+            // synced tables' SQL.
+            let schema = SchemaFacts()
             try db.execute(sql: """
                 CREATE TABLE IF NOT EXISTS \(Self.outbox(documentsName)) (
                   seq INTEGER PRIMARY KEY,
@@ -224,7 +227,7 @@ public final class TableSync: Sendable {
                 """)
             let tables = try names.map { name in
                 let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(name))
-                try Self.installTriggers(db, table: table, documentsName: documentsName, docs: docs, blobs: blobs)
+                try Self.installTriggers(db, table: table, documentsName: documentsName, docs: docs, blobs: blobs, schema: schema)
                 let isNew = try Row.fetchOne(db, sql: "SELECT 1 FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name]) == nil
                 if isNew {
                     try db.execute(sql: "INSERT INTO \(Self.registry(documentsName))(name) VALUES (?)", arguments: [name])
@@ -260,7 +263,7 @@ public final class TableSync: Sendable {
             let installed = try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ?",
                                                 arguments: ["\(documentsName)_docs"]).filter { $0.hasSuffix("_applied_insert") }
             guard Set(installed) == Set(tables.map { Self.triggerName(documentsName, table: $0.name, "applied_insert") }) else { return (tables, nil) }
-            return (tables, try BatchApply(db, tables: tables, documentsName: documentsName, docs: docs, blobs: blobs))
+            return (tables, try BatchApply(db, tables: tables, documentsName: documentsName, docs: docs, blobs: blobs, schema: schema))
         }
         self.tables = tables
         batchApply = apply
@@ -309,11 +312,12 @@ public final class TableSync: Sendable {
         }
         try change(db)
         let tables = DocumentTables(name: documentsName)
+        let schema = SchemaFacts()
         for name in names where try tableExists(db, name) {
             // A registered INTEGER PRIMARY KEY was declared shared when the
             // table was first synced.
             let table = try check(db, table: name, integerKeyIsShared: true)
-            try installTriggers(db, table: table, documentsName: documentsName, docs: tables.docs, blobs: tables.blobs)
+            try installTriggers(db, table: table, documentsName: documentsName, docs: tables.docs, blobs: tables.blobs, schema: schema)
         }
     }
 
@@ -1212,7 +1216,8 @@ public final class TableSync: Sendable {
 
     /// The triggers of one table: capture (row changes into the outbox) and
     /// apply (document writes into the row).
-    private static func installTriggers(_ db: Database, table: SyncedTable, documentsName: String, docs: String, blobs: String) throws {
+    private static func installTriggers(_ db: Database, table: SyncedTable, documentsName: String, docs: String, blobs: String,
+                                        schema: SchemaFacts = SchemaFacts()) throws {
         let outbox = outbox(documentsName)
         let state = state(documentsName)
         let name = quoteIdentifier(table.name)
@@ -1226,7 +1231,7 @@ public final class TableSync: Sendable {
         // that row's key), so it is never sent back. Anything else the
         // apply changes is kept and sent: the rows an `ON DELETE CASCADE`
         // or `SET NULL` changed, or an app's own trigger.
-        let sql = try RowApplySQL(db, table: table, row: "NEW", blobs: blobs)
+        let sql = try RowApplySQL(db, table: table, row: "NEW", blobs: blobs, schema: schema)
         let (docKey, parentsPresent) = (sql.docKey, sql.parentsPresent)
         let waiting = waiting(documentsName)
         let refused = refused(documentsName)
@@ -1259,26 +1264,49 @@ public final class TableSync: Sendable {
             UPDATE \(state) SET applying = 0;
             """
         }
-        for suffix in ["inserted", "updated", "deleted", "applied_insert", "applied_update"] {
+        // Each trigger's statement as SQLite keeps it (no `;`), so that an
+        // open that would make the same triggers again leaves the schema
+        // alone: no schema change, no statement of any connection prepared
+        // again.
+        let statements: [(suffix: String, sql: String)] = [
+            ("inserted", """
+                CREATE TRIGGER \(trigger("inserted")) AFTER INSERT ON \(name) BEGIN
+                  INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("NEW")));
+                END
+                """),
+            ("updated", """
+                CREATE TRIGGER \(trigger("updated")) AFTER UPDATE ON \(name) BEGIN
+                  INSERT INTO \(outbox)(tbl, key) SELECT \(literal), \(table.keySQL("OLD")) WHERE \(table.keySQL("OLD")) IS NOT \(table.keySQL("NEW"));
+                  INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("NEW")));
+                END
+                """),
+            ("deleted", """
+                CREATE TRIGGER \(trigger("deleted")) AFTER DELETE ON \(name) BEGIN
+                  INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("OLD")));
+                END
+                """),
+            ("applied_insert", """
+                CREATE TRIGGER \(trigger("applied_insert")) AFTER INSERT ON \(docs) WHEN \(sql.isTable) AND \(idle) BEGIN
+                \(apply(base: "NULL"))
+                END
+                """),
+            ("applied_update", """
+                CREATE TRIGGER \(trigger("applied_update")) AFTER UPDATE ON \(docs) WHEN \(sql.isTable) AND \(idle) BEGIN
+                \(apply(base: "OLD.rev"))
+                END
+                """),
+        ]
+        let names = statements.map { triggerName(documentsName, table: table.name, $0.suffix) }
+        let existing = try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND name IN (SELECT value FROM json_each(?))",
+                                        arguments: [JSON.array(names.map(JSON.string)).text])
+        var kept: [String: String] = [:]
+        for row in existing { kept[try row[0]] = try row[1] }
+        if zip(names, statements).allSatisfy({ kept[$0] == $1.sql }) { return }
+        for suffix in statements.map(\.suffix) {
             try db.execute(sql: "DROP TRIGGER IF EXISTS \(trigger(suffix))")
         }
-        try db.execute(sql: """
-            CREATE TRIGGER \(trigger("inserted")) AFTER INSERT ON \(name) BEGIN
-              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("NEW")));
-            END;
-            CREATE TRIGGER \(trigger("updated")) AFTER UPDATE ON \(name) BEGIN
-              INSERT INTO \(outbox)(tbl, key) SELECT \(literal), \(table.keySQL("OLD")) WHERE \(table.keySQL("OLD")) IS NOT \(table.keySQL("NEW"));
-              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("NEW")));
-            END;
-            CREATE TRIGGER \(trigger("deleted")) AFTER DELETE ON \(name) BEGIN
-              INSERT INTO \(outbox)(tbl, key) VALUES (\(literal), \(table.keySQL("OLD")));
-            END;
-            CREATE TRIGGER \(trigger("applied_insert")) AFTER INSERT ON \(docs) WHEN \(sql.isTable) AND \(idle) BEGIN
-            \(apply(base: "NULL"))
-            END;
-            CREATE TRIGGER \(trigger("applied_update")) AFTER UPDATE ON \(docs) WHEN \(sql.isTable) AND \(idle) BEGIN
-            \(apply(base: "OLD.rev"))
-            END;
-            """)
+        for statement in statements {
+            try db.execute(sql: statement.sql)
+        }
     }
 }
