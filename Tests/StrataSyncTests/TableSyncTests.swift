@@ -1070,6 +1070,26 @@ import Testing
         #expect(try sync.unappliedDocuments(in: "levels") == ["levels:2"])
     }
 
+    /// Counts, from now on, the updates of `pool`'s documents (each time a
+    /// waiting row's document is written again, say; a temporary trigger
+    /// on the writer's connection): the function returned answers the count
+    /// since it was last asked.
+    static func documentTouches(_ pool: DatabasePool) async throws -> @Sendable () async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: """
+                CREATE TEMP TABLE touches(n INTEGER NOT NULL);
+                INSERT INTO touches VALUES (0);
+                CREATE TEMP TRIGGER touched AFTER UPDATE ON main.strata_sync_docs BEGIN UPDATE touches SET n = n + 1; END;
+                """)
+        }
+        return {
+            try await pool.write { db in
+                defer { _ = try? db.execute(sql: "UPDATE touches SET n = 0") }
+                return try Int.fetchOne(db, sql: "SELECT n FROM touches") ?? -1
+            }
+        }
+    }
+
     /// Writes `documents` into `sync`'s document store as another client's
     /// would arrive: in a pull's batch (`bulkPut` of replicated revisions),
     /// or one at a time.
@@ -1308,19 +1328,7 @@ import Testing
             ["_id": .string("nodes:" + keyText(depth)), "$table": "nodes", "id": key(depth), "name": .string("n\(depth)"),
              "parent": depth == 0 ? .null : key(depth - 1)]
         }
-        try await pool.write { db in
-            try db.execute(sql: """
-                CREATE TEMP TABLE touches(n INTEGER NOT NULL);
-                INSERT INTO touches VALUES (0);
-                CREATE TEMP TRIGGER touched AFTER UPDATE ON main.strata_sync_docs BEGIN UPDATE touches SET n = n + 1; END;
-                """)
-        }
-        func touches() async throws -> Int {
-            try await pool.write { db in
-                defer { _ = try? db.execute(sql: "UPDATE touches SET n = 0") }
-                return try Int.fetchOne(db, sql: "SELECT n FROM touches") ?? -1
-            }
-        }
+        let touches = try await Self.documentTouches(pool)
         func check(_ rows: Int) async throws {
             try await pool.read { db in
                 #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM nodes") == rows)
@@ -1367,19 +1375,7 @@ import Testing
             CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT, folder_id TEXT REFERENCES folders(id));
             CREATE TABLE steps(id TEXT PRIMARY KEY NOT NULL, code TEXT UNIQUE, after TEXT REFERENCES steps(code));
             """, syncing: ["folders", "notes", "steps"])
-        try await pool.write { db in
-            try db.execute(sql: """
-                CREATE TEMP TABLE touches(n INTEGER NOT NULL);
-                INSERT INTO touches VALUES (0);
-                CREATE TEMP TRIGGER touched AFTER UPDATE ON main.strata_sync_docs BEGIN UPDATE touches SET n = n + 1; END;
-                """)
-        }
-        func touches() async throws -> Int {
-            try await pool.write { db in
-                defer { _ = try? db.execute(sql: "UPDATE touches SET n = 0") }
-                return try Int.fetchOne(db, sql: "SELECT n FROM touches") ?? -1
-            }
-        }
+        let touches = try await Self.documentTouches(pool)
         let orphans: [JSONObject] = (0..<200).map { ["_id": .string("notes:n\($0)"), "title": "lost", "folder_id": "gone"] }
         try await Self.write(orphans, to: sync, batched: true)
         #expect(try sync.waitingRowCount() == 200)
