@@ -249,7 +249,7 @@ extension TableSync {
             for table in tables {
                 applies.append((table, try RowApplySQL(db, table: table, row: "d", blobs: blobs, schema: schema)))
                 // Triggers on the table other than the capture's.
-                let own = ["inserted", "updated", "deleted"].map { TableSync.triggerName(documentsName, table: table.name, $0) }
+                let own = TableSync.captureTriggers.map { TableSync.triggerName(documentsName, table: table.name, $0) }
                 let others = try String.fetchAll(db, sql: """
                     SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE
                     UNION ALL SELECT name FROM sqlite_temp_schema WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE

@@ -248,10 +248,7 @@ public final class TableSync: Sendable {
             // synced, is a new table.
             for name in try String.fetchAll(db, sql: "SELECT name FROM \(Self.registry(documentsName))") where !names.contains(name) {
                 guard try !Self.tableExists(db, name) else { continue }
-                try Self.dropApplyTriggers(db, documentsName: documentsName, table: name)
-                for suffix in ["inserted", "updated", "deleted"] {
-                    try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(Self.triggerName(documentsName, table: name, suffix)))")
-                }
+                try Self.dropTriggers(db, documentsName: documentsName, table: name, Self.captureTriggers + Self.applyTriggers)
                 try db.execute(sql: "DELETE FROM \(Self.outbox(documentsName)) WHERE tbl = ?", arguments: [name])
                 try db.execute(sql: "DELETE FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name])
             }
@@ -328,7 +325,17 @@ public final class TableSync: Sendable {
 
     /// Drops the triggers that apply `table`'s documents to its rows.
     private static func dropApplyTriggers(_ db: Database, documentsName: String, table: String) throws {
-        for suffix in ["applied_insert", "applied_update"] {
+        try dropTriggers(db, documentsName: documentsName, table: table, applyTriggers)
+    }
+
+    /// The suffixes of a table's capture triggers (on the table) and of its
+    /// apply triggers (on the documents).
+    static let captureTriggers = ["inserted", "updated", "deleted"]
+    static let applyTriggers = ["applied_insert", "applied_update"]
+
+    /// Drops `table`'s triggers of these suffixes, where they are.
+    private static func dropTriggers(_ db: Database, documentsName: String, table: String, _ suffixes: [String]) throws {
+        for suffix in suffixes {
             try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(triggerName(documentsName, table: table, suffix)))")
         }
     }
@@ -1302,9 +1309,7 @@ public final class TableSync: Sendable {
         var kept: [String: String] = [:]
         for row in existing { kept[try row[0]] = try row[1] }
         if zip(names, statements).allSatisfy({ kept[$0] == $1.sql }) { return }
-        for suffix in statements.map(\.suffix) {
-            try db.execute(sql: "DROP TRIGGER IF EXISTS \(trigger(suffix))")
-        }
+        try dropTriggers(db, documentsName: documentsName, table: table.name, statements.map(\.suffix))
         for statement in statements {
             try db.execute(sql: statement.sql)
         }
