@@ -23,7 +23,7 @@ import Testing
         let (status, _) = try await server.send("PUT", "/_replicator/copy-src", json: #"{"source":"src","target":"copy","create_target":true}"#, user: admin)
         #expect(status == 201)
         let replicator = client.database("_replicator")
-        #expect(try await eventually { (try? await replicator.document(id: "copy-src"))?["_replication_state"] == "completed" })
+        #expect(await eventually { (try? await replicator.document(id: "copy-src"))?["_replication_state"] == "completed" })
         let document = try await replicator.document(id: "copy-src")
         #expect(document["_replication_stats"]?["docs_written"] == 20)
         #expect(document["_replication_state_time"]?.stringValue?.hasSuffix("Z") == true)
@@ -42,7 +42,7 @@ import Testing
         var again = document
         for name in ["_replication_state", "_replication_state_time", "_replication_stats"] { again[name] = nil }
         _ = try await replicator.put(again)
-        #expect(try await eventually { (try? await client.database("copy").document(id: "later")) != nil })
+        #expect(await eventually { (try? await client.database("copy").document(id: "later")) != nil })
     }
 
     @Test func aContinuousDocumentFollowsUntilDeleted() async throws {
@@ -63,9 +63,9 @@ import Testing
         let written = try await replicator.put(["_id": "mirror", "source": "src", "target": .string(target.string!),
                                                 "create_target": true, "continuous": true])
         let mirror = try other.client().database("mirror")
-        #expect(try await eventually { (try? await mirror.document(id: "first")) != nil })
+        #expect(await eventually { (try? await mirror.document(id: "first")) != nil })
         let late = try await source.put(["_id": "late"])
-        #expect(try await eventually { (try? await mirror.document(id: "late"))?["_rev"] == .string(late.rev) })
+        #expect(await eventually { (try? await mirror.document(id: "late"))?["_rev"] == .string(late.rev) })
 
         // Shown while it runs, the password hidden; nothing written into the document.
         let (_, tasks) = try await server.send("GET", "/_active_tasks", user: admin)
@@ -119,7 +119,7 @@ import Testing
         // Accepted, but its source does not exist: marked failed, with why.
         #expect(try await server.send("PUT", "/_replicator/missing", json: #"{"source":"nope","target":"t"}"#, user: admin).0 == 201)
         let replicator = client.database("_replicator")
-        #expect(try await eventually { (try? await replicator.document(id: "missing"))?["_replication_state"] == "failed" })
+        #expect(await eventually { (try? await replicator.document(id: "missing"))?["_replication_state"] == "failed" })
         let failed = try await replicator.document(id: "missing")
         #expect(failed["_replication_state_reason"]?.stringValue?.contains("nope") == true)
         #expect(try await server.send("GET", "/_scheduler/docs/_replicator/missing", user: admin).1?["state"] == "failed")
@@ -174,7 +174,7 @@ import Testing
         var document = try await replicator.document(id: "later")
         document["source"] = "src"
         _ = try await replicator.put(document)
-        #expect(try await eventually { (try? await replicator.document(id: "later"))?["_replication_state"] == "completed" })
+        #expect(await eventually { (try? await replicator.document(id: "later"))?["_replication_state"] == "completed" })
         #expect(try await server.send("GET", "/made-later", user: admin).0 == 200)
     }
 
@@ -197,7 +197,7 @@ import Testing
         defer { second.stop() }
         let again = try second.client()
         _ = try await again.database("src").put(["_id": "after-restart"])
-        #expect(try await eventually { (try? await again.database("copy").document(id: "after-restart")) != nil })
+        #expect(await eventually { (try? await again.database("copy").document(id: "after-restart")) != nil })
         // Only the new document was looked at: the job resumed from its checkpoint.
         #expect(try await eventually {
             let tasks = try await second.send("GET", "/_active_tasks", user: admin).1?.arrayValue ?? []

@@ -98,11 +98,11 @@ import Testing
         var question = try JSON(parsing: SeedVoting.question).objectValue!
         question["_id"] = "late"
         let written = try await source.put(question)
-        #expect(try await eventually { (try? await target.document(id: "late"))?["_rev"] == .string(written.rev) })
+        #expect(await eventually { (try? await target.document(id: "late"))?["_rev"] == .string(written.rev) })
         // The seed's update handler, run on the first server; the vote travels.
         let vote = try await source.update(design: "voting", function: "addvote", id: "late", body: Data(#"{"answer":"0","uid":"d"}"#.utf8))
         #expect(vote.status == 201)
-        #expect(try await eventually { (try? await target.document(id: "late"))?["_rev"] == vote.newRevision.map(JSON.string) })
+        #expect(await eventually { (try? await target.document(id: "late"))?["_rev"] == vote.newRevision.map(JSON.string) })
         replication.cancel()
         await #expect(throws: CancellationError.self) { try await replication.value }
     }
@@ -223,9 +223,9 @@ import Testing
         let sync = Task { try await Replicator.sync(phone, remote, options: options) }
         defer { sync.cancel() }
         let local = try await phone.put(["_id": "from-phone"])
-        #expect(try await eventually { (try? await remote.document(id: "from-phone"))?["_rev"] == .string(local.rev) })
+        #expect(await eventually { (try? await remote.document(id: "from-phone"))?["_rev"] == .string(local.rev) })
         let fromServer = try await remote.put(["_id": "from-server"])
-        #expect(try await eventually { (try? phone.document(id: "from-server"))?["_rev"] == .string(fromServer.rev) })
+        #expect(await eventually { (try? phone.document(id: "from-server"))?["_rev"] == .string(fromServer.rev) })
         sync.cancel()
         await #expect(throws: CancellationError.self) { try await sync.value }
     }
@@ -389,7 +389,7 @@ import Testing
         let (_, tasks) = try await server.send("GET", "/_active_tasks", user: admin)
         #expect(tasks?.arrayValue?.first?["type"] == "replication")
         let late = try await source.put(["_id": "late"])
-        #expect(try await eventually { (try? await client.database("copy").document(id: "late"))?["_rev"] == .string(late.rev) })
+        #expect(await eventually { (try? await client.database("copy").document(id: "late"))?["_rev"] == .string(late.rev) })
         let (cancelled, _) = try await server.send("POST", "/_replicate", json: #"{"source":"src","target":"copy","continuous":true,"cancel":true}"#, user: admin)
         #expect(cancelled == 200)
         let (again, _) = try await server.send("POST", "/_replicate", json: #"{"source":"src","target":"copy","continuous":true,"cancel":true}"#, user: admin)

@@ -4,6 +4,11 @@ import StrataTestHelpers
 import Testing
 
 @Suite struct RowTests {
+    /// `player:points`, from either kind of row.
+    static func summary(_ row: some RowProtocol) throws -> String {
+        "\(try row["player"] as String):\(try row[2] as Int)"
+    }
+
     @Test(arguments: TestStorage.allCases)
     func readsColumnsByIndexAndByName(_ storage: TestStorage) throws {
         let db = try storage.makeDatabase()
@@ -124,17 +129,14 @@ import Testing
         #expect(try best?["player"] as String? == "bob")
         #expect(best == rows[1])
 
-        // One function reads either kind of row.
-        @Sendable func summary(_ row: some RowProtocol) throws -> String {
-            "\(try row["player"] as String):\(try row[2] as Int)"
-        }
+        // One function reads either kind of row (`summary`).
         let live = try await queue.read { db in
             var summaries: [String] = []
-            try Row.fetchCursor(db, sql: "SELECT * FROM scores ORDER BY id").forEach { summaries.append(try summary($0)) }
+            try Row.fetchCursor(db, sql: "SELECT * FROM scores ORDER BY id").forEach { summaries.append(try Self.summary($0)) }
             return summaries
         }
         #expect(live == ["ann:3", "bob:5"])
-        #expect(try rows.map(summary) == live)
+        #expect(try rows.map { try Self.summary($0) } == live)
 
         // Code written for live rows (RowDecodable) takes a copy wrapped.
         let wrapped = LiveRow(rows[0])
