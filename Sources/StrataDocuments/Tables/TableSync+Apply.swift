@@ -97,8 +97,7 @@ extension TableSync {
             var checks: [String] = []
             var parents: Set<String> = []
             var keys: [(parent: String, columns: [String], values: [String])] = []
-            let foreignKeys = try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq",
-                                               arguments: [table.name])
+            let foreignKeys = try schema.foreignKeys(db).first { $0.table.lowercased() == table.name.lowercased() }?.keys ?? []
             for (_, rows) in Dictionary(grouping: foreignKeys, by: { (try? $0[0] as Int) ?? 0 }).sorted(by: { $0.key < $1.key }) {
                 let parent: String = try rows[0][1]
                 parents.insert(parent)
