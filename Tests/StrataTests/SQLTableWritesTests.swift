@@ -87,6 +87,38 @@ private let url = Column<String?>("url")
         #expect(try String.fetchAll(db, sql: "SELECT body FROM notes ORDER BY rowid") == ["first", "second"])
     }
 
+    /// A plain insert reuses the statement of the previous one when it sets
+    /// the same columns, whether its columns are plain, qualified, typed
+    /// differently or have names too long to be interned, and leaves it for
+    /// SQL of its own when a setter is an expression.
+    @Test func insertsOfTheSameColumnsInAnyFormWriteTheirOwnValues() throws {
+        let db = try makeMovies(.memory)
+        let optionalYear = Column<Int?>("year")
+        let long = Column<String>(String(repeating: "n", count: 300))
+        try db.run(movies.insert(title <- "Heat", year <- 1995))
+        // An expression where the cached statement binds a value.
+        try db.run(movies.insert(title <- "Alien", year <- SQLExpression<Int>(literal: "1978 + 1")))
+        // The same columns, qualified by their table or typed as optional.
+        try db.run(movies.insert(movies[title] <- "Ronin", movies[year] <- 1998))
+        try db.run(movies.insert(title <- "Up", optionalYear <- 2009))
+        try db.run(movies.insert(movies[title] <- "Big", year <- 1988))
+        try db.run(movies.insert(title <- "Fargo", year <- 1996))
+        #expect(try Row.fetchAll(db, sql: "SELECT title, year FROM movies ORDER BY id").map(\.databaseValues) == [
+            ["Heat", 1995], ["Alien", 1979], ["Ronin", 1998], ["Up", 2009], ["Big", 1988], ["Fargo", 1996],
+        ])
+        // The expression did not stay in the statement the plain inserts use.
+        #expect(try Int.fetchAll(db, sql: "SELECT year FROM movies WHERE title IN ('Ronin', 'Fargo') ORDER BY id") == [1998, 1996])
+
+        let notes = SQLTable("notes")
+        try db.run(notes.create { t in t.column(long) })
+        for text in ["first", "second"] {
+            try db.run(notes.insert(long <- text))
+        }
+        #expect(try String.fetchAll(db, sql: "SELECT \(quoteIdentifier(long.columnName!)) FROM notes ORDER BY rowid") == ["first", "second"])
+        #expect((long <- "x").columnName == long.columnName)
+        #expect((movies[title] <- "x").columnName == "title" && (title <- "x").columnName == "title")
+    }
+
     @Test(arguments: TestStorage.allCases)
     func preparedInsertsTakeTheColumnsTypes(_ storage: TestStorage) throws {
         let db = try makeMovies(storage)

@@ -33,6 +33,10 @@ public final class Database {
     /// with what they need to reuse them), each under a key the layer owns
     /// and Core does not interpret. Emptied when the connection closes.
     let layerCache = LayerCache()
+    /// The prepared INSERTs of typed queries (`db.run(table.insert(…))`),
+    /// kept apart from `layerCache` because a loop of inserts reads it for
+    /// every row. Emptied when the connection closes.
+    let typedInsertStatements = TypedInsertStatements()
     var savepointDepth = 0
 
     /// A handle that can interrupt this connection's running statement from
@@ -221,6 +225,7 @@ public final class Database {
         state.transactionTracker?.tellClosing(self)
         statementCache.removeAll()
         layerCache.removeAll()
+        typedInsertStatements.removeAll()
         interruptHandle.invalidate()
         sqlite3_update_hook(handle, nil, nil)
         sqlite3_commit_hook(handle, nil, nil)

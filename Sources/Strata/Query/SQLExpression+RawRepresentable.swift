@@ -95,12 +95,12 @@ extension SQLExpression where Value: RawRepresentable, Value.RawValue: DatabaseV
 /// `genre <- .comedy`.
 @_disfavoredOverload
 public func <- <V: RawRepresentable>(column: SQLExpression<V>, value: V) -> SQLSetter where V.RawValue: DatabaseValueConvertible {
-    SQLSetter(columnName: column.resultColumnName, bound: storedValue(value))
+    SQLSetter(column: column.storage, bound: storedValue(value))
 }
 
 /// Sets a NULL-able enum column to a case (its raw value) or to NULL.
 @_disfavoredOverload
 public func <- <V: RawRepresentable>(column: SQLExpression<V?>, value: V?) -> SQLSetter where V.RawValue: DatabaseValueConvertible {
-    guard let value else { return SQLSetter(columnName: column.resultColumnName, bound: DatabaseValue.null) }
-    return SQLSetter(columnName: column.resultColumnName, bound: storedValue(value))
+    guard let value else { return SQLSetter(column: column.storage, bound: DatabaseValue.null) }
+    return SQLSetter(column: column.storage, bound: storedValue(value))
 }

@@ -16,23 +16,8 @@ import Foundation
 /// Values in expressions are always bound as parameters; identifiers are
 /// always quoted.
 public struct SQLExpression<Value>: SQLLiteralConvertible {
-    /// The expression's parts, behind one reference so that copying an
-    /// expression (in a loop over columns, say) costs a single retain.
     @usableFromInline
-    final class Storage: Sendable {
-        let literal: SQLLiteral
-        let columnName: String?
-        let selection: SQLLiteral
-        @usableFromInline
-        let resultColumnName: String
-
-        init(literal: SQLLiteral, columnName: String?, selection: SQLLiteral) {
-            self.literal = literal
-            self.columnName = columnName
-            self.selection = selection
-            self.resultColumnName = columnName ?? literal.sql
-        }
-    }
+    typealias Storage = SQLExpressionStorage
 
     @usableFromInline
     let storage: Storage
@@ -50,7 +35,7 @@ public struct SQLExpression<Value>: SQLLiteralConvertible {
 
     /// A column, by name: `Column<String>("title")`, written `"title"`.
     public init(_ columnName: String) {
-        self.init(literal: SQLLiteral(sql: quoteIdentifier(columnName)), columnName: columnName)
+        storage = InternedColumns.storage(named: columnName)
     }
 
     /// A bound value as an expression: `SQLExpression(value: 1)` is `?` with 1.
@@ -76,10 +61,14 @@ public struct SQLExpression<Value>: SQLLiteralConvertible {
         storage = Storage(literal: literal, columnName: columnName, selection: selection ?? literal)
     }
 
+    init(storage: Storage) {
+        self.storage = storage
+    }
+
     /// The same expression typed as another Swift type, without any SQL
     /// conversion (see ``cast(as:)`` for SQL's CAST).
     public func typed<Other>(as type: Other.Type) -> SQLExpression<Other> {
-        SQLExpression<Other>(literal: sqlLiteral, columnName: columnName, selection: sqlSelection)
+        SQLExpression<Other>(storage: storage)
     }
 
     /// The expression under a name in a select list; refer to it by that name
@@ -99,6 +88,56 @@ public struct SQLExpression<Value>: SQLLiteralConvertible {
     /// column: the column's or alias's name, else the expression's text.
     @inlinable
     var resultColumnName: String { storage.resultColumnName }
+}
+
+/// An expression's parts, behind one reference so that copying an
+/// expression (in a loop over columns, say) costs a single retain. Not
+/// generic: a plain column's parts do not depend on its Swift type, so one
+/// storage serves every `Column<…>("name")` of that name.
+@usableFromInline
+final class SQLExpressionStorage: Sendable {
+    let literal: SQLLiteral
+    let columnName: String?
+    let selection: SQLLiteral
+    @usableFromInline
+    let resultColumnName: String
+    /// Whether this is the one storage of a plain column's name, kept for
+    /// the life of the process (``InternedColumns``): a setter then refers
+    /// to it without retaining it, and a cached INSERT recognizes it by
+    /// identity.
+    @usableFromInline
+    let isInterned: Bool
+
+    init(literal: SQLLiteral, columnName: String?, selection: SQLLiteral, isInterned: Bool = false) {
+        self.literal = literal
+        self.columnName = columnName
+        self.selection = selection
+        self.resultColumnName = columnName ?? literal.sql
+        self.isInterned = isInterned
+    }
+}
+
+/// The storages of plain columns, one per name, never freed: a name is
+/// looked up when a `Column` is made, and the setters that `<-` makes from
+/// it then carry a plain reference (no retain, no release, compared by
+/// identity) instead of a copy of the name. At most ``limit`` names of up
+/// to 256 bytes are kept, so a program that makes names without end (say
+/// `Column<Int>("c\(i)")` in a loop) does not grow the table without end;
+/// past the limit, columns get a storage of their own, as before.
+enum InternedColumns {
+    static let limit = 10_000
+    private static let table = Locked([String: SQLExpressionStorage]())
+
+    static func storage(named name: String) -> SQLExpressionStorage {
+        table.withLock { table in
+            if let storage = table[name] { return storage }
+            let quoted = SQLLiteral(sql: quoteIdentifier(name))
+            let keep = table.count < limit && name.utf8.count <= 256
+            let storage = SQLExpressionStorage(literal: quoted, columnName: name, selection: quoted, isInterned: keep)
+            if keep { table[name] = storage }
+            return storage
+        }
+    }
 }
 
 /// A column of a table: `Column<Int64>("id")`, `Column<String?>("url")`.
