@@ -1363,6 +1363,35 @@ import Testing
         #expect(try sync.pendingChangeCount() == 0)
     }
 
+    /// Rows refused because their document lacks a NOT NULL column's value
+    /// or has another row's value of a UNIQUE one are not tried again by
+    /// `applyWaitingRows()` (each sync calls it) while that is still so;
+    /// a row whose collision is gone is tried, and written.
+    @Test func refusedRowsThatStillCannotFitAreNotTriedAgain() async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE people(id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, email TEXT UNIQUE);
+            INSERT INTO people VALUES ('a', 'Ann', 'ann@example.com');
+            """, syncing: "people")
+        let touches = try await Self.documentTouches(pool)
+        var documents: [JSONObject] = (0..<100).map { ["_id": .string("people:p\($0)"), "email": .string("p\($0)@example.com")] }
+        documents.append(["_id": "people:b", "name": "Bob", "email": "ann@example.com"])
+        try await Self.write(documents, to: sync, batched: true)
+        #expect(try sync.refusedRows(in: "people").count == 101)
+        _ = try await touches()
+        #expect(try await sync.applyWaitingRows() == 0)
+        #expect(try await touches() == 0)
+        #expect(try sync.refusedRows(in: "people").count == 101)
+
+        // Ann's email changes here: Bob's row now fits, is tried, and is
+        // written; the rows without a name are still not tried.
+        try await pool.write { try $0.execute(sql: "UPDATE people SET email = 'ann@example.org' WHERE id = 'a'") }
+        _ = try await touches()
+        #expect(try await sync.applyWaitingRows() == 1)
+        #expect(try await touches() == 1)
+        #expect(try Self.lines(pool, "SELECT id, name FROM people ORDER BY id") == ["'a'|'Ann'", "'b'|'Bob'"])
+        #expect(try sync.refusedRows(in: "people").count == 100)
+    }
+
     /// Rows whose parents have not arrived (a selector that leaves the
     /// folders out, another device that has not synced them) are not
     /// written again by each `applyWaitingRows()`, which each sync and each

@@ -233,6 +233,12 @@ extension TableSync {
         /// How the rows waiting for a parent are written (nil when no
         /// synced table has a foreign key).
         let waitingOrder: WaitingOrder?
+        /// The refused rows (not deletions) whose document still lacks a
+        /// value for a `NOT NULL` column or still has another row's value of
+        /// a `UNIQUE` one, by the check the documents' triggers make before
+        /// writing a row (nil when no synced table has such a column):
+        /// trying them again would only refuse them again.
+        let stillRefused: String?
         /// The tables' names, quoted.
         let docs, outbox, state, bases, waiting, refused: String
 
@@ -270,6 +276,11 @@ extension TableSync {
             let ready = ordered.filter { $0.sql.parentsPresent != "1" }.map { _, sql in
                 "SELECT d.id FROM \(waiting) AS w JOIN \(docs) AS d ON d.id = w.id WHERE \(sql.isTable) AND \(sql.parentsPresent)"
             }
+            let refusing = ordered.filter { $0.sql.fits != "1" || $0.sql.unique != "1" }.map { _, sql in
+                "SELECT d.id FROM \(refused) AS r JOIN \(docs) AS d ON d.id = r.id "
+                    + "WHERE NOT r.deletion AND \(sql.isTable) AND NOT d.deleted AND NOT (\(sql.fits) AND \(sql.unique))"
+            }
+            stillRefused = refusing.isEmpty ? nil : refusing.joined(separator: " UNION ALL ")
             waitingOrder = ready.isEmpty ? nil
                 : WaitingOrder(ready: ready.joined(separator: " UNION ALL "), edges: Self.waitingEdges(ordered, docs: docs, waiting: waiting))
             statements = ordered.map { table, sql in

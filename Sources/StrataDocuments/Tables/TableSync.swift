@@ -762,11 +762,20 @@ public final class TableSync: Sendable {
         // The rows a constraint refused, each tried again: a row it
         // collided with may have changed, or a migration made it fit.
         // Again while a pass writes any: one may free a value another
-        // needs.
+        // needs. Not the rows whose document still lacks a NOT NULL
+        // column's value or still collides on a UNIQUE one (the SQL check
+        // the triggers make): a try would refuse them again, and each is a
+        // trigger run in a savepoint, on every sync and every batch of a
+        // continuous one.
         var left = try String.fetchAll(db, sql: "SELECT id FROM \(refused) WHERE NOT deletion ORDER BY id")
         while !left.isEmpty {
+            let hopeless = try batchApply?.stillRefused.map { Set(try String.fetchAll(db, sql: $0)) } ?? []
             var still: [String] = []
             for id in left {
+                if hopeless.contains(id) {
+                    still.append(id)
+                    continue
+                }
                 do {
                     try db.savepoint { try db.execute(sql: "UPDATE \(docs) SET seq = seq WHERE id = ?", arguments: [id]) }
                 } catch let error as SQLiteError where BatchApply.refusesRow(error) {
@@ -904,7 +913,10 @@ public final class TableSync: Sendable {
     /// had (none, for a new row), the rest of the batch is written, and the
     /// document's next revision that fits is written as usual; each sync
     /// (`applyWaitingRows()`) also tries the row again, since the row it
-    /// collided with may have changed or a migration made it fit. (A document
+    /// collided with may have changed or a migration made it fit, unless
+    /// its document still lacks a `NOT NULL` column's value or another row
+    /// still holds its `UNIQUE` value (a try would only refuse it again).
+    /// (A document
     /// written alone, not by a pull, whose row breaks a constraint other
     /// than `NOT NULL` fails its write with SQLite's error.)
     ///
