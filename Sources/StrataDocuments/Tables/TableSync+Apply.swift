@@ -41,6 +41,10 @@ extension TableSync {
         let unique: String
         /// Why a row that another row's unique values stop is refused (text).
         let uniqueRefusal: String
+        /// For each `UNIQUE` constraint or index on columns: true for a row
+        /// `u` of the table, of another key, that holds the document's
+        /// values of it.
+        let uniqueHolders: [String]
         /// True when the row of the document's key may be deleted: no row
         /// refers to it through a foreign key that neither cascades nor
         /// sets null ("1" when no such foreign key names this table).
@@ -146,6 +150,7 @@ extension TableSync {
             // expressions, not partial): no row of another key holds the
             // row's values, compared as the index compares them.
             var uniques: [(columns: [String], taken: String)] = []
+            var holders: [String] = []
             let ownKey = zip(table.keyColumns, table.keyValuesSQL(docKey)).map { "u.\(quoteIdentifier($0)) = \($1)" }.joined(separator: " AND ")
             for index in try Row.fetchAll(db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" AND origin <> 'pk' AND NOT partial ORDER BY name",
                                           arguments: [table.name]) {
@@ -156,7 +161,9 @@ extension TableSync {
                     "u.\(quoteIdentifier(column)) = \(value(column)) COLLATE \(quoteIdentifier(try part[1] as String? ?? "BINARY"))"
                 }.joined(separator: " AND ")
                 uniques.append((columns.compactMap { $0 }, "EXISTS (SELECT 1 FROM \(quoteIdentifier(table.name)) AS u WHERE \(match) AND NOT (\(ownKey)))"))
+                holders.append("\(match) AND NOT (\(ownKey))")
             }
+            uniqueHolders = holders
             unique = uniques.isEmpty ? "1" : uniques.map { "NOT \($0.taken)" }.joined(separator: " AND ")
             let taken = uniques.map { "WHEN \($0.taken) THEN '" + $0.columns.joined(separator: ", ").replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
             uniqueRefusal = uniques.isEmpty ? "''" : "'another row has its value of ' || CASE \(taken) END || ' (UNIQUE)'"
@@ -239,6 +246,12 @@ extension TableSync {
         /// writing a row (nil when no synced table has such a column):
         /// trying them again would only refuse them again.
         let stillRefused: String?
+        /// The refused rows (not deletions) that rows written together may
+        /// fit: their `NOT NULL` columns have values, and each row holding
+        /// one of their `UNIQUE` values is itself a refused row's (which
+        /// ``writeRefusedTogether(_:ids:)`` moves out of the way). A row
+        /// whose value a row that is not refused holds cannot be written so.
+        let swapCandidates: String
         /// The tables' names, quoted.
         let docs, outbox, state, bases, waiting, refused: String
 
@@ -281,6 +294,16 @@ extension TableSync {
                     + "WHERE NOT r.deletion AND \(sql.isTable) AND NOT d.deleted AND NOT (\(sql.fits) AND \(sql.unique))"
             }
             stillRefused = refusing.isEmpty ? nil : refusing.joined(separator: " UNION ALL ")
+            swapCandidates = ordered.map { table, sql in
+                let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + ":'"
+                let heldElsewhere = sql.uniqueHolders.map { holder in
+                    "NOT EXISTS (SELECT 1 FROM \(quoteIdentifier(table.name)) AS u WHERE \(holder) "
+                        + "AND NOT EXISTS (SELECT 1 FROM \(refused) AS h WHERE h.id = \(literal) || \(table.keySQL("u")) AND NOT h.deletion))"
+                }
+                return "SELECT d.id FROM \(refused) AS r JOIN \(docs) AS d ON d.id = r.id "
+                    + "WHERE NOT r.deletion AND \(sql.isTable) AND NOT d.deleted AND \(sql.fits)"
+                    + heldElsewhere.map { " AND " + $0 }.joined()
+            }.joined(separator: " UNION ALL ")
             waitingOrder = ready.isEmpty ? nil
                 : WaitingOrder(ready: ready.joined(separator: " UNION ALL "), edges: Self.waitingEdges(ordered, docs: docs, waiting: waiting))
             statements = ordered.map { table, sql in

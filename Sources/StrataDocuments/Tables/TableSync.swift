@@ -791,9 +791,11 @@ public final class TableSync: Sendable {
             if still.count == left.count { break }
             left = still
         }
-        // Rows that swap UNIQUE values, which no order writes one by one.
+        // Rows that swap UNIQUE values, which no order writes one by one:
+        // those whose values only other refused rows hold.
         if left.count > 1, let batchApply {
-            applied += try batchApply.writeRefusedTogether(db, ids: left)
+            let candidates = Set(try String.fetchAll(db, sql: batchApply.swapCandidates))
+            applied += try batchApply.writeRefusedTogether(db, ids: left.filter(candidates.contains))
         }
         return applied
     }
