@@ -123,7 +123,7 @@ final class SQLExpressionStorage: Sendable {
 /// identity) instead of a copy of the name. At most ``limit`` names of up
 /// to 256 bytes are kept, so a program that makes names without end (say
 /// `Column<Int>("c\(i)")` in a loop) does not grow the table without end;
-/// past the limit, columns get a storage of their own, as before.
+/// past the limit, a column gets a storage of its own, as other expressions do.
 enum InternedColumns {
     static let limit = 10_000
     private static let table = Locked([String: SQLExpressionStorage]())
