@@ -72,15 +72,7 @@ public struct SQLSetter: Sendable {
             self.init(columnName: column.resultColumnName, content: content)
             return
         }
-        let kind: Kind
-        switch content {
-        case .value(.null): kind = .null
-        case .value(.integer(let integer)): kind = .integer(integer)
-        case .value(.real(let real)): kind = .real(real)
-        case .value(.text(let text)): kind = .text(text)
-        default: kind = .other(Payload(columnName: nil, content: content))
-        }
-        self.init(interned: column, kind: kind)
+        self.init(interned: column, kind: .other(Payload(columnName: nil, content: content)))
     }
 
     init(columnName: String, content: Content) {
@@ -596,13 +588,7 @@ final class TypedInsertStatement {
         return try columns.interned.withUnsafeBufferPointer { interned in
             for index in 0..<setters.count {
                 let setter = first + index
-                let address = setter.pointee.interned, cached = interned[index]
-                if address != 0 && cached != 0 {
-                    // Each interned storage is the only one of its name.
-                    guard address == cached else { return .otherColumns }
-                } else if setter.pointee.columnName != columns.names[index] {
-                    return .otherColumns
-                }
+                guard columns.column(index, of: interned, isSetBy: setter) else { return .otherColumns }
                 guard try SQLSetter.bind(setter, to: sqliteStatement, at: Int32(truncatingIfNeeded: index + 1)) else {
                     return .expression
                 }
@@ -626,16 +612,22 @@ struct TypedInsertColumns {
 
     /// Whether the setters set these columns, in this order.
     func match(_ setters: UnsafeBufferPointer<SQLSetter>) -> Bool {
-        guard setters.count == names.count else { return false }
-        for index in 0..<setters.count {
-            let address = setters[index].interned, cached = interned[index]
-            if address != 0 && cached != 0 {
-                guard address == cached else { return false }
-            } else if setters[index].columnName != names[index] {
-                return false
-            }
+        guard setters.count == names.count, let first = setters.baseAddress else { return false }
+        return interned.withUnsafeBufferPointer { interned in
+            (0..<setters.count).allSatisfy { column($0, of: interned, isSetBy: first + $0) }
         }
-        return true
+    }
+
+    /// Whether `setter` sets the column at `index` (`interned` is
+    /// ``interned``, read in place).
+    @inline(__always)
+    func column(_ index: Int, of interned: UnsafeBufferPointer<UInt>, isSetBy setter: UnsafePointer<SQLSetter>) -> Bool {
+        let address = setter.pointee.interned, cached = interned[index]
+        if address != 0 && cached != 0 {
+            // Each interned storage is the only one of its name.
+            return address == cached
+        }
+        return setter.pointee.columnName == names[index]
     }
 }
 

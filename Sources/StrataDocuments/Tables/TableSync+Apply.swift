@@ -160,8 +160,9 @@ extension TableSync {
                 let match = try zip(columns.compactMap { $0 }, parts).map { column, part in
                     "u.\(quoteIdentifier(column)) = \(value(column)) COLLATE \(quoteIdentifier(try part[1] as String? ?? "BINARY"))"
                 }.joined(separator: " AND ")
-                uniques.append((columns.compactMap { $0 }, "EXISTS (SELECT 1 FROM \(quoteIdentifier(table.name)) AS u WHERE \(match) AND NOT (\(ownKey)))"))
-                holders.append("\(match) AND NOT (\(ownKey))")
+                let holder = "\(match) AND NOT (\(ownKey))"
+                uniques.append((columns.compactMap { $0 }, "EXISTS (SELECT 1 FROM \(quoteIdentifier(table.name)) AS u WHERE \(holder))"))
+                holders.append(holder)
             }
             uniqueHolders = holders
             unique = uniques.isEmpty ? "1" : uniques.map { "NOT \($0.taken)" }.joined(separator: " AND ")
