@@ -290,9 +290,12 @@ extension TableSync {
             let ready = ordered.filter { $0.sql.parentsPresent != "1" }.map { _, sql in
                 "SELECT d.id FROM \(waiting) AS w JOIN \(docs) AS d ON d.id = w.id WHERE \(sql.isTable) AND \(sql.parentsPresent)"
             }
+            // The refused rows of a table (not deletions), with their documents.
+            func refusedRows(_ sql: RowApplySQL) -> String {
+                "SELECT d.id FROM \(refused) AS r JOIN \(docs) AS d ON d.id = r.id WHERE NOT r.deletion AND \(sql.isTable) AND NOT d.deleted"
+            }
             let refusing = ordered.filter { $0.sql.fits != "1" || $0.sql.unique != "1" }.map { _, sql in
-                "SELECT d.id FROM \(refused) AS r JOIN \(docs) AS d ON d.id = r.id "
-                    + "WHERE NOT r.deletion AND \(sql.isTable) AND NOT d.deleted AND NOT (\(sql.fits) AND \(sql.unique))"
+                refusedRows(sql) + " AND NOT (\(sql.fits) AND \(sql.unique))"
             }
             stillRefused = refusing.isEmpty ? nil : refusing.joined(separator: " UNION ALL ")
             swapCandidates = ordered.map { table, sql in
@@ -301,9 +304,7 @@ extension TableSync {
                     "NOT EXISTS (SELECT 1 FROM \(quoteIdentifier(table.name)) AS u WHERE \(holder) "
                         + "AND NOT EXISTS (SELECT 1 FROM \(refused) AS h WHERE h.id = \(literal) || \(table.keySQL("u")) AND NOT h.deletion))"
                 }
-                return "SELECT d.id FROM \(refused) AS r JOIN \(docs) AS d ON d.id = r.id "
-                    + "WHERE NOT r.deletion AND \(sql.isTable) AND NOT d.deleted AND \(sql.fits)"
-                    + heldElsewhere.map { " AND " + $0 }.joined()
+                return refusedRows(sql) + " AND \(sql.fits)" + heldElsewhere.map { " AND " + $0 }.joined()
             }.joined(separator: " UNION ALL ")
             waitingOrder = ready.isEmpty ? nil
                 : WaitingOrder(ready: ready.joined(separator: " UNION ALL "), edges: Self.waitingEdges(ordered, docs: docs, waiting: waiting))

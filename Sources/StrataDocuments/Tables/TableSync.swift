@@ -918,9 +918,10 @@ public final class TableSync: Sendable {
     /// collided with may have changed or a migration made it fit, unless
     /// its document still lacks a `NOT NULL` column's value or another row
     /// still holds its `UNIQUE` value (a try would only refuse it again).
-    /// (A document
-    /// written alone, not by a pull, whose row breaks a constraint other
-    /// than `NOT NULL` fails its write with SQLite's error.)
+    /// A document written alone, not by a pull (the app's `put` through
+    /// ``documents``) while a `TableSync` is open on the file, is kept and
+    /// its row refused the same way, for any of these constraints and for
+    /// an app's trigger that raises an error.
     ///
     /// A deletion is refused while rows refer to the row through a foreign
     /// key that neither cascades nor sets null; `applyWaitingRows()`
