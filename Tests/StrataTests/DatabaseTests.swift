@@ -178,6 +178,22 @@ import Testing
         #expect(Database.sqliteVersion == String(cString: sqlite3_libversion()))
     }
 
+    /// SQLite counts no memory in a process where Strata opened it first
+    /// (every connection in this test process is Strata's): the count would
+    /// take a mutex on every allocation. With counting on, a connection
+    /// holding a megabyte of page cache reads as far more than zero.
+    @Test func sqliteCountsNoMemoryWhenStrataOpenedItFirst() throws {
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, data BLOB)")
+        try db.transaction {
+            let insert = try db.makeStatement(sql: "INSERT INTO t(data) VALUES (zeroblob(4000))")
+            for _ in 0..<250 { try insert.execute() }
+        }
+        #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM t") == 250)
+        #expect(sqlite3_memory_used() == 0)
+        #expect(sqlite3_memory_highwater(0) == 0)
+    }
+
     @Test(arguments: TestStorage.allCases)
     func reportsInsertedRowIDsAndChanges(_ storage: TestStorage) throws {
         let db = try storage.makeDatabase()

@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 
 // Usage: StrataBenchmarks [--quick] [--filter TEXT] [--flights FILE] [--sqlite3 PATH] [--tor-geoip DIR]
 //        StrataBenchmarks [--quick] [--filter TEXT] --profile raw|strata|grdb
@@ -15,6 +16,13 @@ let filter = option("--filter")
 let fetchRows = isQuick ? 2_000 : 200_000
 let insertRows = isQuick ? 500 : 50_000
 let repetitions = isQuick ? 1 : 7
+
+// Strata sets SQLite's process-wide options (statement journals in memory,
+// no count of SQLite's memory) when its first connection opens, and they hold
+// only if SQLite was not initialized before. The raw C and GRDB workloads
+// share this process: a Strata connection opens first, so that all three run
+// on the same SQLite, the one a Strata app gets.
+_ = try Database()
 
 let fetchPath = temporaryDatabasePath("fetch.sqlite")
 try RawC.makeItems(fetchPath, rowCount: fetchRows)

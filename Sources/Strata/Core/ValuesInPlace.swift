@@ -54,6 +54,8 @@ enum SQLiteValueLayout {
     static func verify() -> Bool {
         #if arch(x86_64) || arch(arm64)
         guard MemoryLayout<Int>.size == 8 else { return false }
+        // Its own connection opens SQLite: Strata's settings come first.
+        _ = Database.processSettings
         var connection: OpaquePointer?
         guard sqlite3_open_v2(":memory:", &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
             let connection
