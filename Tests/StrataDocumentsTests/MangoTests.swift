@@ -195,6 +195,39 @@ import Testing
         }
     }
 
+    /// A partial index's selector is written into its `WHERE` as literals
+    /// (an index takes no bound value). A value with a quote, a quote
+    /// followed by a combining mark (one Character, two scalars) or a `?`
+    /// stays a value, and none of it runs as SQL: the selector comes from a
+    /// request.
+    @Test func partialIndexSelectorValuesStayValues() throws {
+        let db = try makeDocuments()
+        try db.writer.write { try $0.execute(sql: "CREATE TABLE canary(x)") }
+        // Each value is the type of one document and the tag of the one
+        // before: "a?b" then ") OR (1=1); DROP TABLE canary; --" dropped the
+        // table when the `?` inside the first literal took the second value.
+        let values = ["a?b", ") OR (1=1); DROP TABLE canary; --", "it's", "x'\u{301}", "?",
+                      "x'\u{301}) OR (1=1); DROP TABLE canary; --", "\"\\", "plain?"]
+        var docs: [JSONObject] = []
+        for (i, value) in values.enumerated() {
+            docs.append(["_id": .string("v\(i)"), "type": .string(value), "tag": .string(values[(i + 1) % values.count]), "n": .int(i)])
+            docs.append(["_id": .string("other\(i)"), "type": .string("plain"), "tag": .string(value), "n": .int(i)])
+        }
+        _ = try db.bulkPut(docs)
+        for (i, value) in values.enumerated() {
+            // Two values in one selector: the second must not land in the
+            // first's literal.
+            let tag = values[(i + 1) % values.count]
+            _ = try db.createIndex(fields: ["n"], name: "p\(i)",
+                                   partialFilterSelector: .object(["type": .string(value), "tag": .string(tag)]))
+            let result = try db.find(FindQuery(selector: try JSON(parsing: #"{"n":{"$gte":0}}"#), sort: [("n", true)], limit: 100, useIndex: "p\(i)"))
+            #expect(result.docs.compactMap { $0["_id"]?.stringValue } == ["v\(i)"], "\(value)")
+            #expect(result.index?.name == "p\(i)")
+        }
+        #expect(try db.writer.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_schema WHERE name = 'canary'") } == 1)
+        #expect(try db.info().documentCount == 2 * values.count)
+    }
+
     @Test func bookmarkAdvancesUntilTheEnd() throws {
         let db = try seeded(25)
         var bookmark: String?

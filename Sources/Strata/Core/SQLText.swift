@@ -10,6 +10,17 @@ public func quoteIdentifier(_ name: String) -> String {
     "\"" + doubling("\"", in: name) + "\""
 }
 
+/// Quotes text as an SQL string literal: `it's` → `'it''s'`. For SQL that
+/// cannot take a bound value (a trigger's body, a partial index's `WHERE`);
+/// everywhere else values are bound.
+///
+/// Each `'` is doubled as a Unicode scalar: a `'` followed by a combining
+/// mark is one Character, which `replacingOccurrences(of: "'", …)` leaves
+/// alone, and SQLite would end the literal there.
+package func quoteStringLiteral(_ text: String) -> String {
+    "'" + doubling("'", in: text) + "'"
+}
+
 /// `text` with each `quote` doubled, as SQL escapes a quote inside quotes.
 ///
 /// Works on Unicode scalars, not Characters: a quote followed by a

@@ -84,12 +84,36 @@ extension DocumentTables {
         return (" AND " + conditions.map { "(\($0.sql))" }.joined(separator: " AND "), conditions.flatMap(\.arguments))
     }
 
+    /// `sql` with each `?` parameter replaced by the next argument as a
+    /// literal. A `?` inside a quoted literal or identifier is text, not a
+    /// parameter: replacing the first `?` of the text put a value with a
+    /// `?` inside the next value's literal, and the selector's values come
+    /// from a request.
+    static func inlining(_ arguments: [(any DatabaseValueConvertible)?], into sql: String) -> String {
+        var result = ""
+        var remaining = arguments.makeIterator()
+        var quote: Unicode.Scalar?
+        for scalar in sql.unicodeScalars {
+            if let open = quote {
+                // A doubled quote closes and opens again: the same text.
+                if scalar == open { quote = nil }
+            } else if scalar == "'" || scalar == "\"" {
+                quote = scalar
+            } else if scalar == "?", let argument = remaining.next() {
+                result += literal(argument)
+                continue
+            }
+            result.unicodeScalars.append(scalar)
+        }
+        return result
+    }
+
     static func literal(_ v: (any DatabaseValueConvertible)?) -> String {
         switch v {
         case nil: return "NULL"
         case let i as Int: return String(i)
         case let d as Double: return "\(d)"
-        case let s as String: return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        case let s as String: return quoteStringLiteral(s)
         default: return "NULL"
         }
     }
@@ -131,8 +155,7 @@ extension DocumentTables {
         // Partial indexes need their WHERE as literals; the same text is
         // added to queries through that index so SQLite sees it is implied.
         let (partial, arguments) = try partialSQL(partialFilterSelector)
-        var whereText = "deleted = 0" + partial
-        for a in arguments { whereText = whereText.replacingFirst("?", with: DocumentTables.literal(a)) }
+        let whereText = "deleted = 0" + DocumentTables.inlining(arguments, into: partial)
         return ("CREATE INDEX \(mangoIndexName(ddoc: ddoc, name: name)) ON \(docs)(\(columns.joined(separator: ", "))) WHERE \(whereText)", whereText)
     }
 
@@ -362,12 +385,5 @@ extension DocumentTables {
             object[first] = .object(set(object[first]?.objectValue ?? JSONObject(), path.dropFirst(), value))
         }
         return object
-    }
-}
-
-extension String {
-    func replacingFirst(_ target: String, with replacement: String) -> String {
-        guard let r = range(of: target) else { return self }
-        return replacingCharacters(in: r, with: replacement)
     }
 }
