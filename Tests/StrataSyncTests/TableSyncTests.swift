@@ -460,6 +460,41 @@ import Testing
         #expect(try older.rows().map { $0.prefix(3) } == ["'a'", "'b'", "'c'"])
     }
 
+    /// Names are written into the triggers' SQL as literals: a table and
+    /// a column whose names hold a quote followed by a combining mark (one
+    /// Character, which a Character-level replacement does not double)
+    /// sync, and a refusal names the column.
+    @Test func namesWithAQuoteAndACombiningMarkSync() async throws {
+        let (server, remote) = try await server()
+        defer { server.stop() }
+        let table = "o'\u{301}k", column = "t'\u{301}"
+        let schema = "CREATE TABLE \(quoteIdentifier(table))(id TEXT PRIMARY KEY NOT NULL, \(quoteIdentifier(column)) TEXT NOT NULL UNIQUE)"
+        let (one, oneSync) = try Self.device(schema, syncing: table)
+        let (two, twoSync) = try Self.device(schema, syncing: table)
+        try await one.write { try $0.execute(sql: "INSERT INTO \(quoteIdentifier(table)) VALUES ('a', 'it''s')") }
+        try await oneSync.sync(with: remote)
+        try await twoSync.sync(with: remote)
+        let read = "SELECT id, \(quoteIdentifier(column)) FROM \(quoteIdentifier(table)) ORDER BY id"
+        #expect(try Self.lines(two, read) == ["'a'|'it''s'"])
+        try await remote.put(["_id": .string(table + ":b"), "$table": .string(table), "id": "b"])
+        var c: JSONObject = ["_id": .string(table + ":c"), "$table": .string(table), "id": "c"]
+        c[column] = "it's"
+        try await remote.put(c)
+        try await twoSync.sync(with: remote)
+        #expect(try Self.lines(two, read) == ["'a'|'it''s'"])
+        // A document written alone is checked by the documents' triggers,
+        // whose SQL names the column.
+        var d: JSONObject = ["_id": .string(table + ":d"), "$table": .string(table), "id": "d"]
+        d[column] = "it's"
+        _ = try await twoSync.documents.put(d)
+        #expect(try Self.lines(two, read) == ["'a'|'it''s'"])
+        #expect(try twoSync.refusedRows(in: table).map { "\($0.key): \($0.reason)" } == [
+            "b: the document has no value for \(column), a NOT NULL column",
+            "c: UNIQUE constraint failed: \(table).\(column)",
+            "d: another row has its value of \(column) (UNIQUE)",
+        ])
+    }
+
     /// Rows of a pull that break another constraint (a CHECK, a UNIQUE
     /// column) are refused and reported one by one, and the rest of the
     /// batch is written; a later revision that fits is written.

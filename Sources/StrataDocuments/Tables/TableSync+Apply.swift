@@ -58,7 +58,7 @@ extension TableSync {
         let vacatable, referred: Bool
 
         init(_ db: Database, table: SyncedTable, row: String, blobs: String, schema: SchemaFacts = SchemaFacts()) throws {
-            let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
+            let literal = quoteStringLiteral(table.name)
             let prefixLength = table.name.unicodeScalars.count + 1
             docKey = "substr(\(row).id, \(prefixLength + 1))"
             isTable = "substr(\(row).id, 1, \(prefixLength)) = \(literal) || ':' AND \(table.isRowKeySQL(docKey))"
@@ -73,7 +73,7 @@ extension TableSync {
                 if let value = try column[2] as String? { defaults[name] = value }
             }
             func member(_ column: String) -> String {
-                let path = "'$.\"" + column.replacingOccurrences(of: "'", with: "''").replacingOccurrences(of: "\"", with: "\\\"") + "\"'"
+                let path = quoteStringLiteral("$.\"" + column.replacingOccurrences(of: "\"", with: "\\\"") + "\"")
                 var value = "json_extract(\(row).body, \(path))"
                 // A member the document lacks (made by an app version
                 // without the column) takes the column's default, as an
@@ -144,7 +144,7 @@ extension TableSync {
             vacatable = !acting
             self.referred = referred
             deletable = referrers.isEmpty ? "1" : "NOT (" + referrers.map(\.exists).joined(separator: " OR ") + ")"
-            let referring = referrers.map { "WHEN \($0.exists) THEN '" + $0.table.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
+            let referring = referrers.map { "WHEN \($0.exists) THEN " + quoteStringLiteral($0.table) }.joined(separator: " ")
             deletionRefusal = referrers.isEmpty ? "''" : "'its deletion arrived while rows of ' || CASE \(referring) END || ' refer to it (a foreign key without ON DELETE CASCADE)'"
             // Each UNIQUE constraint or index on columns (not on
             // expressions, not partial): no row of another key holds the
@@ -166,10 +166,10 @@ extension TableSync {
             }
             uniqueHolders = holders
             unique = uniques.isEmpty ? "1" : uniques.map { "NOT \($0.taken)" }.joined(separator: " AND ")
-            let taken = uniques.map { "WHEN \($0.taken) THEN '" + $0.columns.joined(separator: ", ").replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
+            let taken = uniques.map { "WHEN \($0.taken) THEN " + quoteStringLiteral($0.columns.joined(separator: ", ")) }.joined(separator: " ")
             uniqueRefusal = uniques.isEmpty ? "''" : "'another row has its value of ' || CASE \(taken) END || ' (UNIQUE)'"
             fits = notNull.isEmpty ? "1" : notNull.map { "\(value($0)) IS NOT NULL" }.joined(separator: " AND ")
-            let missing = notNull.map { "WHEN \(value($0)) IS NULL THEN '" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: " ")
+            let missing = notNull.map { "WHEN \(value($0)) IS NULL THEN " + quoteStringLiteral($0) }.joined(separator: " ")
             refusal = notNull.isEmpty ? "''" : "'the document has no value for ' || CASE \(missing) END || ', a NOT NULL column'"
         }
     }
@@ -299,7 +299,7 @@ extension TableSync {
             }
             stillRefused = refusing.isEmpty ? nil : refusing.joined(separator: " UNION ALL ")
             swapCandidates = ordered.map { table, sql in
-                let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + ":'"
+                let literal = quoteStringLiteral(table.name + ":")
                 let heldElsewhere = sql.uniqueHolders.map { holder in
                     "NOT EXISTS (SELECT 1 FROM \(quoteIdentifier(table.name)) AS u WHERE \(holder) "
                         + "AND NOT EXISTS (SELECT 1 FROM \(refused) AS h WHERE h.id = \(literal) || \(table.keySQL("u")) AND NOT h.deletion))"
@@ -315,7 +315,7 @@ extension TableSync {
                 // here, its NOT NULL columns given, no local change noted.
                 let writable = "NOT d.deleted AND \(sql.parentsPresent) AND \(sql.fits) AND NOT \(noted)"
                 // The row changed here before the batch and not yet captured.
-                let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
+                let literal = quoteStringLiteral(table.name)
                 let pending = "EXISTS (SELECT 1 FROM \(outbox) WHERE tbl = \(literal) AND key = \(sql.docKey) AND seq <= (SELECT mark FROM \(state)))"
                 let keys = "(" + table.keyColumns.map(quoteIdentifier).joined(separator: ", ") + ")"
                 return TableStatements(

@@ -1243,7 +1243,7 @@ public final class TableSync: Sendable {
         let outbox = outbox(documentsName)
         let state = state(documentsName)
         let name = quoteIdentifier(table.name)
-        let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
+        let literal = quoteStringLiteral(table.name)
         func trigger(_ suffix: String) -> String { quoteIdentifier(triggerName(documentsName, table: table.name, suffix)) }
         let idle = "(SELECT applying FROM \(state)) = 0"
         // The rows' capture triggers have no condition (a quarter of the
