@@ -228,6 +228,24 @@ import Testing
         #expect(try db.info().documentCount == 2 * values.count)
     }
 
+    /// A field name is written into SQL between quotes, so a name with a
+    /// quote is matched in Swift instead, and cannot be indexed; a quote
+    /// followed by a combining mark (one Character) is a quote too.
+    @Test func fieldNamesWithAQuoteStayNames() throws {
+        let db = try makeDocuments()
+        try db.writer.write { try $0.execute(sql: "CREATE TABLE canary(x)") }
+        let names = ["a'\u{301}') IS NOT NULL OR ('1' = '1", "b\"\u{301}", "it's"]
+        for (i, name) in names.enumerated() {
+            _ = try db.bulkPut([["_id": .string("match\(i)"), name: "yes"], ["_id": .string("other\(i)"), name: "no"], ["_id": .string("none\(i)")]])
+            let result = try db.find(FindQuery(selector: .object([name: .string("yes")])))
+            #expect(result.docs.compactMap { $0["_id"]?.stringValue } == ["match\(i)"], "\(name)")
+            #expect(throws: DocumentError(.badRequest, "Invalid index field: \(name)")) {
+                _ = try db.createIndex(fields: [name], name: "by-name")
+            }
+        }
+        #expect(try db.writer.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_schema WHERE name = 'canary'") } == 1)
+    }
+
     @Test func bookmarkAdvancesUntilTheEnd() throws {
         let db = try seeded(25)
         var bookmark: String?

@@ -6,7 +6,11 @@ enum MangoSQL {
     struct Field {
         let path: [String]
         init?(_ path: [String]) {
-            guard !path.isEmpty, path.allSatisfy({ !$0.isEmpty && !$0.contains("\"") && !$0.contains("'") }) else { return nil }
+            // Quotes looked for as scalars: a quote followed by a combining
+            // mark is one Character, which `contains("'")` does not find, and
+            // the path is written into SQL between quotes. Such a field is
+            // matched in Swift, as any field SQL cannot name.
+            guard !path.isEmpty, path.allSatisfy({ !$0.isEmpty && !$0.unicodeScalars.contains { $0 == "\"" || $0 == "'" } }) else { return nil }
             self.path = path
         }
         var isID: Bool { path == ["_id"] }
