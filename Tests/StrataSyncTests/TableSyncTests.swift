@@ -1440,6 +1440,70 @@ import Testing
         #expect(try sync.refusedRows(in: "people").map(\.key).filter { !$0.hasPrefix("p") } == ["c"])
     }
 
+    /// Rows a CHECK or a STRICT column's type refused are not tried again
+    /// by `applyWaitingRows()` while their document and the schema stay the
+    /// same: SQLite would refuse the same values again. After a schema
+    /// change each is tried once more. A row an app's trigger refused is
+    /// tried every time (a trigger may read other rows). A file whose
+    /// refusals table predates this gets the columns it needs.
+    @Test(arguments: [false, true])
+    func rowsRefusedForTheirOwnValuesWaitForTheirDocumentOrTheSchemaToChange(batched: Bool) async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE strata_sync_refused(id TEXT PRIMARY KEY NOT NULL, reason TEXT NOT NULL, deletion INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+            CREATE TABLE items(id TEXT PRIMARY KEY NOT NULL, n INTEGER CHECK (n >= 0), k INTEGER) STRICT;
+            CREATE TRIGGER unlucky BEFORE INSERT ON items WHEN NEW.k = 13 BEGIN SELECT RAISE(ABORT, 'unlucky'); END;
+            """, syncing: "items")
+        // Every try of a refused row (its document touched, which writes
+        // the row), even in a savepoint rolled back.
+        let attempts = Counter()
+        try await pool.write { db in
+            try db.add(function: DatabaseFunction("note_attempt", argumentCount: 0) { _ in attempts.add(); return nil })
+            try db.execute(sql: "CREATE TEMP TRIGGER attempt BEFORE UPDATE ON main.strata_sync_docs BEGIN SELECT note_attempt(); END")
+        }
+        func touches() -> Int { attempts.take() }
+        var documents: [JSONObject] = (0..<20).map { ["_id": .string("items:n\($0)"), "n": -1, "k": .int(100 + $0)] }
+        documents += (0..<10).map { ["_id": .string("items:k\($0)"), "n": .int($0), "k": "text"] }
+        documents.append(["_id": "items:t", "n": 1, "k": 13])
+        try await Self.write(documents, to: sync, batched: batched)
+        let refused = try sync.refusedRows(in: "items")
+        #expect(refused.count == 31)
+        #expect(refused.first { $0.key == "n0" }?.reason.hasPrefix("CHECK constraint failed") == true, "\(refused)")
+        #expect(refused.first { $0.key == "t" }?.reason == "unlucky", "\(refused)")
+        _ = touches()
+        for _ in 0..<2 {
+            #expect(try await sync.applyWaitingRows() == 0)
+            #expect(touches() == 1)
+        }
+
+        // A schema change (an index here): each is tried once, then not.
+        try await pool.write { try $0.execute(sql: "CREATE INDEX items_k ON items(k)") }
+        #expect(try await sync.applyWaitingRows() == 0)
+        #expect(touches() == 31)
+        #expect(try await sync.applyWaitingRows() == 0)
+        #expect(touches() == 1)
+
+        // The app's trigger goes: its row is written; the rest still wait,
+        // and are not tried again in the pass that follows a write.
+        try await pool.write { try $0.execute(sql: "DROP TRIGGER unlucky") }
+        #expect(try await sync.applyWaitingRows() == 1)
+        #expect(touches() == 31)
+        #expect(try Self.lines(pool, "SELECT id, n, k FROM items") == ["'t'|1|13"])
+        #expect(try await sync.applyWaitingRows() == 0)
+        #expect(touches() == 0)
+
+        // A new revision of a refused document that fits is written on
+        // arrival, and one that still does not is refused again.
+        let n0 = try await sync.documents.document(id: "items:n0")
+        _ = try await sync.documents.put(["_id": "items:n0", "_rev": n0["_rev"]!, "n": 3, "k": 100])
+        let n1 = try await sync.documents.document(id: "items:n1")
+        _ = try await sync.documents.put(["_id": "items:n1", "_rev": n1["_rev"]!, "n": -2, "k": 101])
+        #expect(try Self.lines(pool, "SELECT id, n, k FROM items ORDER BY id") == ["'n0'|3|100", "'t'|1|13"])
+        #expect(try sync.refusedRows(in: "items").count == 29)
+        _ = touches()
+        #expect(try await sync.applyWaitingRows() == 0)
+        #expect(touches() == 0)
+    }
+
     /// A count that a database function bumps from the writer's thread.
     final class Counter: @unchecked Sendable {
         // @unchecked: `value` is only touched under `lock`.

@@ -470,6 +470,7 @@ extension TableSync {
                     for (id, error) in failures {
                         try db.execute(sql: "DELETE FROM \(refused) WHERE id = ?", arguments: [id])
                         try db.execute(sql: "INSERT INTO \(refused)(id, reason) VALUES (?, ?)", arguments: [id, error.message ?? "\(error.code)"])
+                        try TableSync.noteRefusal(db, id: id, error: error, refused: refused, docs: docs)
                     }
                 }
             }

@@ -187,6 +187,7 @@ public final class TableSync: Sendable {
             try db.execute(sql: """
                 INSERT OR REPLACE INTO \(refused)(id, reason, deletion) SELECT id, ?, deleted FROM \(documentsTable) WHERE id = ?
                 """, arguments: [error.message ?? "\(error.code)", id])
+            try Self.noteRefusal(db, id: id, error: error, refused: refused, docs: documentsTable)
             return result
         }
         self.documents = try DocumentDatabase(writer, name: documentsName, rowRefusal: rowRefusal)
@@ -218,13 +219,22 @@ public final class TableSync: Sendable {
                 CREATE TABLE IF NOT EXISTS \(Self.refused(documentsName)) (
                   id TEXT PRIMARY KEY NOT NULL,
                   reason TEXT NOT NULL,
-                  deletion INTEGER NOT NULL DEFAULT 0
+                  deletion INTEGER NOT NULL DEFAULT 0,
+                  seq INTEGER,
+                  schema INTEGER
                 ) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS \(Self.bases(documentsName)) (
                   id TEXT PRIMARY KEY NOT NULL,
                   rev TEXT
                 ) WITHOUT ROWID;
                 """)
+            // Files synced before refusals noted the document and schema
+            // they were made on.
+            if try Bool.fetchOne(db, sql: "SELECT NOT EXISTS (SELECT 1 FROM pragma_table_info(?) WHERE name = 'schema')",
+                                 arguments: ["\(documentsName)_refused"]) == true {
+                try db.execute(sql: "ALTER TABLE \(Self.refused(documentsName)) ADD COLUMN seq INTEGER")
+                try db.execute(sql: "ALTER TABLE \(Self.refused(documentsName)) ADD COLUMN schema INTEGER")
+            }
             let tables = try names.map { name in
                 let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(name))
                 try Self.installTriggers(db, table: table, documentsName: documentsName, docs: docs, blobs: blobs, schema: schema)
@@ -767,10 +777,18 @@ public final class TableSync: Sendable {
         // the triggers make): a try would refuse them again, and each is a
         // trigger run in a savepoint, on every sync and every batch of a
         // continuous one.
-        var left = try String.fetchAll(db, sql: "SELECT id FROM \(refused) WHERE NOT deletion ORDER BY id")
+        // Nor the rows a CHECK, a STRICT column's type or a rowid refused
+        // on the same revision and schema as the last try: those depend on
+        // the row alone.
+        var left = try String.fetchAll(db, sql: """
+            SELECT id FROM \(refused) AS r WHERE NOT deletion
+              AND NOT (r.seq IS (SELECT seq FROM \(docs) WHERE id = r.id) AND r.schema IS (SELECT schema_version FROM pragma_schema_version))
+            ORDER BY id
+            """)
         while !left.isEmpty {
             let hopeless = try batchApply?.stillRefused.map { Set(try String.fetchAll(db, sql: $0)) } ?? []
             var still: [String] = []
+            var wrote = false
             for id in left {
                 if hopeless.contains(id) {
                     still.append(id)
@@ -779,17 +797,20 @@ public final class TableSync: Sendable {
                 do {
                     try db.savepoint { try db.execute(sql: "UPDATE \(docs) SET seq = seq WHERE id = ?", arguments: [id]) }
                 } catch let error as SQLiteError where BatchApply.refusesRow(error) {
-                    still.append(id)
+                    // A refusal of the row alone is the same on another
+                    // pass: not tried again in this call.
+                    if try !Self.noteRefusal(db, id: id, error: error, refused: refused, docs: docs) { still.append(id) }
                     continue
                 }
                 if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(refused) WHERE id = ?)", arguments: [id]) == false {
                     applied += 1
+                    wrote = true
                 } else {
                     still.append(id)
                 }
             }
-            if still.count == left.count { break }
             left = still
+            if !wrote { break }
         }
         // Rows that swap UNIQUE values, which no order writes one by one:
         // those whose values only other refused rows hold.
@@ -917,7 +938,10 @@ public final class TableSync: Sendable {
     /// (`applyWaitingRows()`) also tries the row again, since the row it
     /// collided with may have changed or a migration made it fit, unless
     /// its document still lacks a `NOT NULL` column's value or another row
-    /// still holds its `UNIQUE` value (a try would only refuse it again).
+    /// still holds its `UNIQUE` value, or a `CHECK` or a `STRICT` column's
+    /// type refused it and neither its document nor the file's schema
+    /// (`PRAGMA schema_version`) changed since (a try would only refuse it
+    /// again).
     /// A document written alone, not by a pull (the app's `put` through
     /// ``documents``) while a `TableSync` is open on the file, is kept and
     /// its row refused the same way, for any of these constraints and for
@@ -1171,6 +1195,23 @@ public final class TableSync: Sendable {
     /// breaks one of its table's (`deletion` 0), or its deletion arrived
     /// while other rows referred to it (`deletion` 1).
     static func refused(_ documentsName: String) -> String { quoteIdentifier("\(documentsName)_refused") }
+
+    /// Notes on the refused row `id` whether `error` depends on the row
+    /// alone (a CHECK, a STRICT column's type, a rowid that is no integer),
+    /// and then the document's sequence and the schema's version it was
+    /// made on: until either changes, `applyWaitingRows()` does not try the
+    /// row again, since SQLite would refuse it again. Any other refusal (an
+    /// app's trigger, which may read other rows) is tried each time.
+    /// Returns whether the refusal depends on the row alone.
+    @discardableResult
+    static func noteRefusal(_ db: Database, id: String, error: SQLiteError, refused: String, docs: String) throws -> Bool {
+        let rowAlone = error.code == .constraintCheck || error.code == .constraintDataType || error.primaryResultCode == .mismatch
+        try db.execute(sql: rowAlone
+            ? "UPDATE \(refused) SET seq = (SELECT seq FROM \(docs) WHERE id = ?1), schema = (SELECT schema_version FROM pragma_schema_version) WHERE id = ?1"
+            : "UPDATE \(refused) SET seq = NULL, schema = NULL WHERE id = ?1",
+            arguments: [id])
+        return rowAlone
+    }
     /// For a row changed here while another device's revision of it
     /// arrived, before the change was captured: the revision the change was
     /// made on (null: the document did not exist), which the capture makes
