@@ -73,17 +73,16 @@ extension TableSync {
                 if let value = try column[2] as String? { defaults[name] = value }
             }
             func member(_ column: String) -> String {
-                let path = quoteStringLiteral("$.\"" + column.replacingOccurrences(of: "\"", with: "\\\"") + "\"")
-                var value = "json_extract(\(row).body, \(path))"
+                var value = jsonMember(of: "\(row).body", named: column)
                 // A member the document lacks (made by an app version
                 // without the column) takes the column's default, as an
                 // INSERT that names no value for it would; `null` is NULL.
                 if let fallback = defaults[column] {
-                    value = "CASE WHEN json_type(\(row).body, \(path)) IS NULL THEN (\(fallback)) ELSE \(value) END"
+                    value = "CASE WHEN \(jsonMember(of: "\(row).body", named: column, reading: "type")) IS NULL THEN (\(fallback)) ELSE \(value) END"
                 }
                 guard table.blobColumns.contains(column) else { return value }
                 // A BLOB column: the attachment of its name, else the member.
-                let digest = "json_extract(\(row).attachments, \(path.dropLast()).digest')"
+                let digest = jsonMember(of: "\(row).attachments", named: column, then: ".digest")
                 return "CASE WHEN \(digest) IS NOT NULL THEN (SELECT data FROM \(blobs) WHERE digest = \(digest)) ELSE \(value) END"
             }
             upsertColumns = (table.keyColumns + others).map(quoteIdentifier).joined(separator: ", ")
@@ -568,4 +567,21 @@ extension TableSync {
             return count
         }
     }
+}
+
+/// SQL reading the member `name` of the JSON object `json` (an SQL
+/// expression): its value as `json_extract` gives it, or with `reading:
+/// "type"` its JSON type as `json_type` does (NULL when it is missing);
+/// `then` goes on into the member (".digest").
+///
+/// SQLite's JSON paths have no escapes (`$."a\"b"` ends at the inner
+/// quote), so a name with a double quote is looked up among the object's
+/// members by `json_each`, which gives the same values and types.
+func jsonMember(of json: String, named name: String, reading: String = "value", then subpath: String = "") -> String {
+    let function = reading == "type" ? "json_type" : "json_extract"
+    guard name.unicodeScalars.contains("\"") else {
+        return "\(function)(\(json), \(quoteStringLiteral("$.\"" + name + "\"" + subpath)))"
+    }
+    let read = subpath.isEmpty ? reading : "\(function)(value, \(quoteStringLiteral("$" + subpath)))"
+    return "(SELECT \(read) FROM json_each(\(json)) WHERE key = \(quoteStringLiteral(name)))"
 }
