@@ -172,6 +172,12 @@ public struct SQLSetter: Sendable {
     /// a release per value.)
     @inline(__always)
     static func bind(_ setter: UnsafePointer<SQLSetter>, to sqliteStatement: OpaquePointer, at position: Int32) throws -> Bool {
+        // An integer first, with one comparison rather than the switch's
+        // jump: the most common value of all.
+        if case .integer(let integer) = setter.pointee.kind {
+            try checkBind(sqlite3_bind_int64(sqliteStatement, position, integer), sqliteStatement)
+            return true
+        }
         switch setter.pointee.kind {
         case .integer(let integer):
             try checkBind(sqlite3_bind_int64(sqliteStatement, position, integer), sqliteStatement)
@@ -277,6 +283,15 @@ public struct SQLInsert: SQLLiteralConvertible {
     let setters: [SQLSetter]
     var upsertClause: SQLLiteral?
     var returning: [SQLLiteral] = []
+
+    /// Inlined into `insert(_:)`, so that the caller's array of setters
+    /// moves into the insert (no retain of it, no release).
+    @usableFromInline
+    init(tableName: String, resolution: SQLConflictResolution?, setters: [SQLSetter]) {
+        self.tableName = tableName
+        self.resolution = resolution
+        self.setters = setters
+    }
 
     /// An upsert: on a conflict with the given columns (a UNIQUE or PRIMARY
     /// KEY constraint), update the existing row instead. With no setters,
@@ -435,16 +450,19 @@ extension SQLTable {
     /// ```swift
     /// let rowID = try db.run(movies.insert(title <- "Heat", year <- 1995))
     /// ```
+    @inlinable
     public func insert(_ setters: SQLSetter...) -> SQLInsert {
         SQLInsert(tableName: name, resolution: nil, setters: setters)
     }
 
     /// `INSERT INTO table …` from an array of setters.
+    @inlinable
     public func insert(_ setters: [SQLSetter]) -> SQLInsert {
         SQLInsert(tableName: name, resolution: nil, setters: setters)
     }
 
     /// `INSERT OR REPLACE`, `INSERT OR IGNORE`, …
+    @inlinable
     public func insert(or resolution: SQLConflictResolution, _ setters: SQLSetter...) -> SQLInsert {
         SQLInsert(tableName: name, resolution: resolution, setters: setters)
     }
@@ -492,7 +510,7 @@ extension Database {
                 switch try last.bind(setters) {
                 case .bound:
                     // An error names the values, as `execute(arguments:)` does.
-                    try last.statement.runBound { insert.boundArguments }
+                    try last.run(insert)
                     return true
                 case .expression:
                     return false
@@ -511,7 +529,7 @@ extension Database {
             }
             cache.last = entry
             guard try entry.bind(setters) == .bound else { return false }
-            try entry.statement.runBound { insert.boundArguments }
+            try entry.run(insert)
             return true
         }
     }
@@ -569,6 +587,14 @@ final class TypedInsertStatement {
         self.statement = statement
     }
 
+    /// Runs the statement, its values bound; an error names the insert's
+    /// values, as `execute(arguments:)` does. (A method, so that the
+    /// statement is read from `self` without a retain.)
+    @inline(never)
+    func run(_ insert: SQLInsert) throws {
+        try statement.runBound { insert.boundArguments }
+    }
+
     enum BindOutcome {
         /// Every value is bound.
         case bound
@@ -623,10 +649,9 @@ struct TypedInsertColumns {
     @inline(__always)
     func column(_ index: Int, of interned: UnsafeBufferPointer<UInt>, isSetBy setter: UnsafePointer<SQLSetter>) -> Bool {
         let address = setter.pointee.interned, cached = interned[index]
-        if address != 0 && cached != 0 {
-            // Each interned storage is the only one of its name.
-            return address == cached
-        }
+        // Each interned storage is the only one of its name.
+        if address == cached && address != 0 { return true }
+        if address != 0 && cached != 0 { return false }
         return setter.pointee.columnName == names[index]
     }
 }
