@@ -172,12 +172,6 @@ public struct SQLSetter: Sendable {
     /// a release per value.)
     @inline(__always)
     static func bind(_ setter: UnsafePointer<SQLSetter>, to sqliteStatement: OpaquePointer, at position: Int32) throws -> Bool {
-        // An integer first, with one comparison rather than the switch's
-        // jump: the most common value of all.
-        if case .integer(let integer) = setter.pointee.kind {
-            try checkBind(sqlite3_bind_int64(sqliteStatement, position, integer), sqliteStatement)
-            return true
-        }
         switch setter.pointee.kind {
         case .integer(let integer):
             try checkBind(sqlite3_bind_int64(sqliteStatement, position, integer), sqliteStatement)
