@@ -18,13 +18,22 @@ import StrataSQLite
 /// See <https://www.sqlite.org/lang_expr.html#varparam>.
 public struct StatementArguments: Sendable {
     /// Values for the parameters in order.
-    public private(set) var values: [(any DatabaseValueConvertible)?]
+    public private(set) var values: [(any DatabaseValueConvertible)?] {
+        get { positional }
+        set { positional = newValue }
+    }
+
+    /// ``values``' storage, set by the inlined array-literal initializer so
+    /// that the caller's array moves in (no retain of it, no release).
+    @usableFromInline
+    var positional: [(any DatabaseValueConvertible)?]
 
     /// Named values in the order given, names as written (with or without
     /// their `:`, `@` or `$` prefix); a later duplicate name wins. Kept in
     /// order, not hashed: a dictionary literal usually lists the names in the
     /// statement's order, so binding compares each name with the parameter at
     /// the same position.
+    @usableFromInline
     var namedPairs: [(String, (any DatabaseValueConvertible)?)]
 
     /// Values by parameter name, without the `:`, `@` or `$` prefix.
@@ -33,27 +42,28 @@ public struct StatementArguments: Sendable {
     }
 
     /// Positional arguments.
+    @inlinable
     public init(_ values: [(any DatabaseValueConvertible)?]) {
-        self.values = values
-        self.namedPairs = []
+        positional = values
+        namedPairs = []
     }
 
     /// Named arguments. A key may carry its prefix (`":id"`) or not (`"id"`).
     public init(_ namedValues: [String: (any DatabaseValueConvertible)?]) {
-        self.values = []
+        self.positional = []
         self.namedPairs = namedValues.map { ($0.key, $0.value) }
     }
 
     /// Named arguments in the order given (a later duplicate name wins).
     @usableFromInline
     init(namedPairs: [(String, (any DatabaseValueConvertible)?)]) {
-        self.values = []
+        self.positional = []
         self.namedPairs = namedPairs
     }
 
     /// Positional arguments from a sequence of values.
     public init<S: Sequence>(_ sequence: S) where S.Element: DatabaseValueConvertible {
-        self.values = sequence.map { $0 }
+        self.positional = sequence.map { $0 }
         self.namedPairs = []
     }
 
@@ -79,15 +89,18 @@ public struct StatementArguments: Sendable {
 
 extension StatementArguments: ExpressibleByArrayLiteral {
     /// Positional arguments: `[1, "two", nil]`.
+    @inlinable
     public init(arrayLiteral elements: (any DatabaseValueConvertible)?...) {
-        self.init(elements)
+        positional = elements
+        namedPairs = []
     }
 }
 
 extension StatementArguments: ExpressibleByDictionaryLiteral {
     /// Named arguments: `["id": 1, "title": "Heat"]`.
+    @inlinable
     public init(dictionaryLiteral elements: (String, (any DatabaseValueConvertible)?)...) {
-        self.values = []
+        self.positional = []
         // Stored as given (no copy of the values); prefixes are removed
         // when a name does not match as written.
         self.namedPairs = elements
