@@ -1541,6 +1541,52 @@ import Testing
         #expect(touches() == 0)
     }
 
+    /// A row refused by a CHECK on a value its document lacks takes the
+    /// column's default; when that default may change between writes (a
+    /// function's value here, `CURRENT_TIMESTAMP` in an app), the row may
+    /// fit later with nothing else changed, so each `applyWaitingRows()`
+    /// tries it. A table whose defaults are constant keeps its refused rows
+    /// waiting for their document or the schema to change.
+    @Test func rowsRefusedThroughADefaultThatMayChangeAreTriedAgain() async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE jobs(id TEXT PRIMARY KEY NOT NULL, level INTEGER DEFAULT (current_level()) CHECK (level >= 10));
+            CREATE TABLE steady(id TEXT PRIMARY KEY NOT NULL, level INTEGER DEFAULT 3 CHECK (level >= 10));
+            """, syncing: ["jobs", "steady"])
+        let level = Setting(5), attempts = Counter()
+        try await pool.write { db in
+            try db.add(function: DatabaseFunction("current_level", argumentCount: 0) { _ in Int64(level.value) })
+            try db.add(function: DatabaseFunction("note_attempt", argumentCount: 0) { _ in attempts.add(); return nil })
+            try db.execute(sql: "CREATE TEMP TRIGGER attempt BEFORE UPDATE ON main.strata_sync_docs BEGIN SELECT note_attempt(); END")
+        }
+        try await Self.write([["_id": "jobs:a"], ["_id": "steady:b"]], to: sync, batched: true)
+        #expect(try sync.refusedRows(in: "jobs").map(\.key) == ["a"])
+        #expect(try sync.refusedRows(in: "steady").map(\.key) == ["b"])
+        _ = attempts.take()
+        #expect(try await sync.applyWaitingRows() == 0)
+        #expect(attempts.take() == 1)
+        level.value = 12
+        #expect(try await sync.applyWaitingRows() == 1)
+        #expect(attempts.take() == 1)
+        #expect(try Self.lines(pool, "SELECT id, level FROM jobs") == ["'a'|12"])
+        #expect(try sync.refusedRows(in: "steady").map(\.key) == ["b"])
+        #expect(try await sync.applyWaitingRows() == 0)
+        #expect(attempts.take() == 0)
+    }
+
+    /// A value the test sets and a database function reads.
+    final class Setting: @unchecked Sendable {
+        // @unchecked: `stored` is only touched under `lock`.
+        private let lock = NSLock()
+        private var stored: Int
+
+        init(_ value: Int) { stored = value }
+
+        var value: Int {
+            get { lock.lock(); defer { lock.unlock() }; return stored }
+            set { lock.lock(); stored = newValue; lock.unlock() }
+        }
+    }
+
     /// A count that a database function bumps from the writer's thread.
     final class Counter: @unchecked Sendable {
         // @unchecked: `value` is only touched under `lock`.

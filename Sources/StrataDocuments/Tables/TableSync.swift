@@ -941,7 +941,9 @@ public final class TableSync: Sendable {
     /// still holds its `UNIQUE` value, or a `CHECK` or a `STRICT` column's
     /// type refused it and neither its document nor the file's schema
     /// (`PRAGMA schema_version`) changed since (a try would only refuse it
-    /// again).
+    /// again). A row of a table with a default that may change from one
+    /// write to the next (`CURRENT_TIMESTAMP`, a function's value) is
+    /// tried each time: the default it takes may fit.
     /// A document written alone, not by a pull (the app's `put` through
     /// ``documents``) while a `TableSync` is open on the file, is kept and
     /// its row refused the same way, for any of these constraints and for
@@ -1201,17 +1203,42 @@ public final class TableSync: Sendable {
     /// and then the document's sequence and the schema's version it was
     /// made on: until either changes, `applyWaitingRows()` does not try the
     /// row again, since SQLite would refuse it again. Any other refusal (an
-    /// app's trigger, which may read other rows) is tried each time.
+    /// app's trigger, which may read other rows) is tried each time, and so
+    /// is a row of a table with a default that may change (`CURRENT_TIME`,
+    /// a function's value): a member the document lacks takes it.
     /// Returns whether the refusal depends on the row alone.
     @discardableResult
     static func noteRefusal(_ db: Database, id: String, error: SQLiteError, refused: String, docs: String) throws -> Bool {
-        let rowAlone = error.code == .constraintCheck || error.code == .constraintDataType || error.primaryResultCode == .mismatch
+        let rowAlone = try (error.code == .constraintCheck || error.code == .constraintDataType || error.primaryResultCode == .mismatch)
+            && !defaultsMayChange(db, documentID: id)
         try db.execute(sql: rowAlone
             ? "UPDATE \(refused) SET seq = (SELECT seq FROM \(docs) WHERE id = ?1), schema = (SELECT schema_version FROM pragma_schema_version) WHERE id = ?1"
             : "UPDATE \(refused) SET seq = NULL, schema = NULL WHERE id = ?1",
             arguments: [id])
         return rowAlone
     }
+    /// Whether a column of the table of the document `id` ("table:key",
+    /// the longest such table) has a default that may differ from one
+    /// write to the next: `CURRENT_TIME`, `CURRENT_DATE`,
+    /// `CURRENT_TIMESTAMP`, or an expression that calls a function
+    /// (`(random())`, `(strftime('%s', 'now'))`). Any parenthesis counts,
+    /// so `(0)` does too: such a row is only tried more often. True when
+    /// no table is found.
+    static func defaultsMayChange(_ db: Database, documentID id: String) throws -> Bool {
+        var end = id.endIndex
+        while let colon = id[..<end].lastIndex(of: ":") {
+            let defaults = try Row.fetchAll(db, sql: "SELECT dflt_value FROM pragma_table_info(?)", arguments: [String(id[..<colon])])
+            if !defaults.isEmpty {
+                return try defaults.contains { row in
+                    guard let value = try row[0] as String? else { return false }
+                    return value.uppercased().hasPrefix("CURRENT_") || value.contains("(")
+                }
+            }
+            end = colon
+        }
+        return true
+    }
+
     /// For a row changed here while another device's revision of it
     /// arrived, before the change was captured: the revision the change was
     /// made on (null: the document did not exist), which the capture makes
