@@ -495,38 +495,39 @@ import Testing
         ])
     }
 
-    /// A column whose name holds a double quote syncs both ways: SQLite's
-    /// JSON paths have no escapes (`$."say \"hi\""` stops at the inner
-    /// quote and reads nothing), so such a member is found by name. A
-    /// text, a BLOB (an attachment of that name) and a missing member
+    /// A table and columns whose names hold a double quote sync both ways:
+    /// SQLite's JSON paths have no escapes (`$."say \"hi\""` stops at the
+    /// inner quote and reads nothing), so such a member is found by name.
+    /// A text, a BLOB (an attachment of that name) and a missing member
     /// taking the column's default all arrive.
     @Test func columnsWhoseNamesHoldADoubleQuoteSync() async throws {
         let (server, remote) = try await server()
         defer { server.stop() }
-        let text = "say \"hi\"", blob = "pic\"", fallback = "n\"o"
+        let table = "my \"notes\"", text = "say \"hi\"", blob = "pic\"", fallback = "n\"o"
+        let quoted = quoteIdentifier(table)
         let schema = """
-            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, \(quoteIdentifier(text)) TEXT NOT NULL,
+            CREATE TABLE \(quoted)(id TEXT PRIMARY KEY NOT NULL, \(quoteIdentifier(text)) TEXT NOT NULL,
                 \(quoteIdentifier(blob)) BLOB, \(quoteIdentifier(fallback)) INTEGER NOT NULL DEFAULT 7)
             """
-        let read = "SELECT id, \(quoteIdentifier(text)), hex(\(quoteIdentifier(blob))), \(quoteIdentifier(fallback)) FROM notes ORDER BY id"
-        let (one, oneSync) = try Self.device(schema, syncing: "notes")
-        let (two, twoSync) = try Self.device(schema, syncing: "notes")
-        try await one.write { try $0.execute(sql: "INSERT INTO notes VALUES ('a', 'hello', x'0102', 3)") }
+        let read = "SELECT id, \(quoteIdentifier(text)), hex(\(quoteIdentifier(blob))), \(quoteIdentifier(fallback)) FROM \(quoted) ORDER BY id"
+        let (one, oneSync) = try Self.device(schema, syncing: table)
+        let (two, twoSync) = try Self.device(schema, syncing: table)
+        try await one.write { try $0.execute(sql: "INSERT INTO \(quoted) VALUES ('a', 'hello', x'0102', 3)") }
         try await oneSync.sync(with: remote)
-        let document = try await remote.document(id: "notes:a")
+        let document = try await remote.document(id: table + ":a")
         #expect(document[text] == "hello" && document[fallback] == 3)
-        #expect(try await remote.attachment(id: "notes:a", name: blob).data == Data([1, 2]))
+        #expect(try await remote.attachment(id: table + ":a", name: blob).data == Data([1, 2]))
         try await twoSync.sync(with: remote)
         #expect(try Self.lines(two, read) == ["'a'|'hello'|'0102'|3"])
         // Written by another client, without the defaulted member.
-        var b: JSONObject = ["_id": "notes:b", "$table": "notes", "id": "b"]
+        var b: JSONObject = ["_id": .string(table + ":b"), "$table": .string(table), "id": "b"]
         b[text] = "from \"elsewhere\""
         try await remote.put(b)
         try await twoSync.sync(with: remote)
         #expect(try Self.lines(two, read) == ["'a'|'hello'|'0102'|3", "'b'|'from \"elsewhere\"'|''|7"])
-        #expect(try twoSync.refusedRows(in: "notes").isEmpty)
+        #expect(try twoSync.refusedRows(in: table).isEmpty)
         // An edit on the second device comes back.
-        try await two.write { try $0.execute(sql: "UPDATE notes SET \(quoteIdentifier(text)) = 'edited', \(quoteIdentifier(blob)) = x'FF' WHERE id = 'a'") }
+        try await two.write { try $0.execute(sql: "UPDATE \(quoted) SET \(quoteIdentifier(text)) = 'edited', \(quoteIdentifier(blob)) = x'FF' WHERE id = 'a'") }
         try await twoSync.sync(with: remote)
         try await oneSync.sync(with: remote)
         #expect(try Self.lines(one, read) == ["'a'|'edited'|'FF'|3", "'b'|'from \"elsewhere\"'|''|7"])
