@@ -264,6 +264,21 @@ import Testing
         #expect(namedRow.databaseValues == [.null, "1,2,3,4", "ref", 7, .null])
     }
 
+    /// Integers, 64-bit integers, reals and texts are read from the
+    /// existential where it holds them (no witness call): their extremes, a
+    /// text kept inline and one on the heap, and a type that is none of
+    /// them but wraps one (bound by its own `bind`) arrive exactly.
+    @Test func bindsTheCommonTypesReadInPlaceExactly() throws {
+        let db = try Database()
+        let long = "a text longer than fifteen bytes, with é and \u{1F600}"
+        let values: StatementArguments = [Int.min, Int.max, Int64.min, Int64.max, -0.0, Double.greatestFiniteMagnitude, "", "short", long, Int32(-7), UInt8(200), Float(1.5)]
+        let row = try #require(try Row.fetchOne(db, sql: "SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?", arguments: values))
+        #expect(row.databaseValues == [.integer(.min), .integer(.max), .integer(.min), .integer(.max), .real(-0.0), .real(.greatestFiniteMagnitude),
+                                       "", "short", .text(long), -7, 200, 1.5])
+        let error = try #require(throws: SQLiteError.self) { try Row.fetchOne(db, sql: "SELECT ?", arguments: [UInt64.max]) }
+        #expect(error.code == .mismatch)
+    }
+
     @Test func rejectsArgumentsForAStatementWithoutParameters() throws {
         let db = try Database()
         expectError(.misuse) { try Int.fetchOne(db, sql: "SELECT 1", arguments: [1]) }

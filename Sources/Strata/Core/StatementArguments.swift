@@ -261,12 +261,30 @@ struct ArgumentConsumer {
             }
             return
         }
-        if element.load(fromByteOffset: existentialMetadataOffset, as: UInt.self) == 0 {
+        let metadata = element.load(fromByteOffset: existentialMetadataOffset, as: UInt.self)
+        if metadata == 0 {
             try checkBind(sqlite3_bind_null(sqliteStatement, position), sqliteStatement)
+        } else if metadata == typeMetadata(of: Int.self) {
+            // The commonest values, bound by their own type's `bind` read
+            // where they are (an existential keeps a value this small in
+            // its buffer): no copy of the existential, no witness call.
+            try element.load(as: Int.self).bind(to: sqliteStatement, at: position)
+        } else if metadata == typeMetadata(of: String.self) {
+            try bindText(element.assumingMemoryBound(to: String.self).pointee, to: sqliteStatement, at: position)
+        } else if metadata == typeMetadata(of: Double.self) {
+            try element.load(as: Double.self).bind(to: sqliteStatement, at: position)
+        } else if metadata == typeMetadata(of: Int64.self) {
+            try checkBind(sqlite3_bind_int64(sqliteStatement, position, element.load(as: Int64.self)), sqliteStatement)
         } else {
             try element.assumingMemoryBound(to: (any DatabaseValueConvertible).self).pointee
                 .bind(to: sqliteStatement, at: position)
         }
+    }
+
+    /// The address of a type's metadata, as an existential holds it.
+    @inline(__always)
+    private static func typeMetadata(of type: Any.Type) -> UInt {
+        UInt(bitPattern: unsafeBitCast(type, to: UnsafeRawPointer.self))
     }
 
     /// Binds every value, in order, to the statement's first parameters.
