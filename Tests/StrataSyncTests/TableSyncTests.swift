@@ -1755,6 +1755,8 @@ import Testing
                 CREATE TABLE files(id TEXT PRIMARY KEY NOT NULL, data BLOB);
                 CREATE TABLE blobKeyed(id BLOB PRIMARY KEY NOT NULL);
                 CREATE TABLE private(id TEXT PRIMARY KEY NOT NULL, _secret TEXT);
+                CREATE TABLE tagged(id TEXT PRIMARY KEY NOT NULL, "$table" TEXT);
+                CREATE TABLE cased(id TEXT PRIMARY KEY NOT NULL, "$Table" TEXT);
                 """)
         }
         func reason(_ table: String) -> String? {
@@ -1779,6 +1781,10 @@ import Testing
         #expect(reason("files") == nil)
         #expect(reason("blobKeyed") == "cannot sync blobKeyed: its key column id may hold BLOBs, which cannot name a document; declare it TEXT (a UUID string, say)")
         #expect(reason("private") == "cannot sync private: its column _secret starts with `_`, which CouchDB keeps for its own members")
+        // The member `$table` names the row's table; a column of that name
+        // would overwrite it (a JSON member's name is case-sensitive).
+        #expect(reason("tagged") == "cannot sync tagged: its column $table has the name of the member that names a row's table in its document; rename the column")
+        #expect(reason("cased") == nil)
         #expect(reason("nowhere") == "cannot sync nowhere: there is no such table")
     }
 }

@@ -53,8 +53,8 @@ import Strata
 /// composite key a JSON array of its values (`favorites:["ann",12]`). A
 /// table keyed by SQLite's row id (an INTEGER PRIMARY KEY, or no primary
 /// key) is refused with ``DocumentError`` `badRequest` saying why and what
-/// to do, and so is a key column that may hold BLOBs, or a column whose
-/// name starts with `_` (CouchDB's own members).
+/// to do, and so is a key column that may hold BLOBs, a column whose name
+/// starts with `_` (CouchDB's own members), or a column named `$table`.
 public final class TableSync: Sendable {
     /// The document database the rows are kept in (its tables are named
     /// after ``documentsName``), what a replicator sends and receives.
@@ -1282,6 +1282,9 @@ public final class TableSync: Sendable {
         }
         for column in columns where (try column[0] as String).hasPrefix("_") {
             throw DocumentError(.badRequest, "cannot sync \(name): its column \(try column[0] as String) starts with `_`, which CouchDB keeps for its own members")
+        }
+        for column in columns where try column[0] as String == "$table" {
+            throw DocumentError(.badRequest, "cannot sync \(name): its column $table has the name of the member that names a row's table in its document; rename the column")
         }
         return SyncedTable(name: name, keyColumns: try keys.map { try $0[0] as String }, columns: try columns.map { try $0[0] as String },
                            blobColumns: Set(try columns.filter { hasBlobAffinity(try $0[1] as String) }.map { try $0[0] as String }),
