@@ -1757,6 +1757,8 @@ import Testing
                 CREATE TABLE private(id TEXT PRIMARY KEY NOT NULL, _secret TEXT);
                 CREATE TABLE tagged(id TEXT PRIMARY KEY NOT NULL, "$table" TEXT);
                 CREATE TABLE cased(id TEXT PRIMARY KEY NOT NULL, "$Table" TEXT);
+                CREATE TABLE parts(id TEXT PRIMARY KEY NOT NULL);
+                CREATE TABLE "Parts:old"(id TEXT PRIMARY KEY NOT NULL);
                 """)
         }
         func reason(_ table: String) -> String? {
@@ -1785,6 +1787,18 @@ import Testing
         // would overwrite it (a JSON member's name is case-sensitive).
         #expect(reason("tagged") == "cannot sync tagged: its column $table has the name of the member that names a row's table in its document; rename the column")
         #expect(reason("cased") == nil)
+        // Two tables whose documents' ids would overlap: `Parts:old:k` is
+        // row `k` of one and row `old:k` of the other. Refused together,
+        // and one after the other in the same file.
+        let overlap = "cannot sync parts and Parts:old in one file: a row of parts whose key starts with \"old:\" would have the document id of a row of Parts:old; rename one of them"
+        #expect(throws: DocumentError.self) { try TableSync(pool, tables: ["parts", "Parts:old"]) }
+        do {
+            _ = try TableSync(pool, tables: ["parts", "Parts:old"])
+        } catch let error as DocumentError {
+            #expect(error.reason == overlap)
+        }
+        #expect(reason("parts") == nil)
+        #expect(reason("Parts:old") == overlap)
         #expect(reason("nowhere") == "cannot sync nowhere: there is no such table")
     }
 }

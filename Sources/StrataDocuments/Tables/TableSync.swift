@@ -54,7 +54,9 @@ import Strata
 /// table keyed by SQLite's row id (an INTEGER PRIMARY KEY, or no primary
 /// key) is refused with ``DocumentError`` `badRequest` saying why and what
 /// to do, and so is a key column that may hold BLOBs, a column whose name
-/// starts with `_` (CouchDB's own members), or a column named `$table`.
+/// starts with `_` (CouchDB's own members), a column named `$table`, or a
+/// table whose name, a colon and more is another synced table's name
+/// (`parts` and `parts:old`: their documents' ids would overlap).
 public final class TableSync: Sendable {
     /// The document database the rows are kept in (its tables are named
     /// after ``documentsName``), what a replicator sends and receives.
@@ -234,6 +236,16 @@ public final class TableSync: Sendable {
                                  arguments: ["\(documentsName)_refused"]) == true {
                 try db.execute(sql: "ALTER TABLE \(Self.refused(documentsName)) ADD COLUMN seq INTEGER")
                 try db.execute(sql: "ALTER TABLE \(Self.refused(documentsName)) ADD COLUMN schema INTEGER")
+            }
+            // A document's id is its table's name, a colon and the key: the
+            // ids of two tables named `a` and `a:b` overlap (`a:b:k` is row
+            // `k` of one and row `b:k` of the other).
+            let synced = try Set(names + String.fetchAll(db, sql: "SELECT name FROM \(Self.registry(documentsName))").filter { try Self.tableExists(db, $0) })
+            for name in synced {
+                if let other = synced.first(where: { $0.lowercased() != name.lowercased() && ($0.lowercased() + ":").hasPrefix(name.lowercased() + ":") }) {
+                    throw DocumentError(.badRequest, "cannot sync \(name) and \(other) in one file: a row of \(name) whose key starts with "
+                        + "\"\(other.dropFirst(name.count + 1)):\" would have the document id of a row of \(other); rename one of them")
+                }
             }
             let tables = try names.map { name in
                 let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(name))
