@@ -1574,6 +1574,35 @@ import Testing
         #expect(attempts.take() == 0)
     }
 
+    /// SQLite's names ignore ASCII case, and so does `TableSync`: a table
+    /// made as `notes` and synced as `Notes` is captured (its documents
+    /// named `Notes:…`), opened again as `notes` it keeps that spelling (no
+    /// second registration, no row sent again under another id), and the
+    /// methods that take a table's name take it in any case.
+    @Test func tableNamesIgnoreCaseAsSQLiteDoes() async throws {
+        let (pool, first) = try Self.device("""
+            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL);
+            CREATE TABLE ratings(book_id INTEGER PRIMARY KEY, stars INTEGER);
+            """, syncing: ["Notes"])
+        try await pool.write { try $0.execute(sql: "INSERT INTO notes VALUES ('a', 'x')") }
+        #expect(try await first.captureLocalChanges() == 1)
+        #expect(try await first.documents.document(id: "Notes:a")["title"] == "x")
+        let again = try TableSync(pool, tables: ["notes", "RATINGS"], sharedIntegerKeys: ["Ratings"])
+        #expect(again.tables.map(\.name) == ["Notes", "RATINGS"])
+        #expect(try await again.captureLocalChanges() == 0)
+        try await pool.write { try $0.execute(sql: "INSERT INTO notes VALUES ('b', 'y'); INSERT INTO ratings VALUES (7, 5)") }
+        #expect(try await again.captureLocalChanges() == 2)
+        #expect(try await again.documents.document(id: "Notes:b")["title"] == "y")
+        #expect(try await again.documents.document(id: "RATINGS:7")["stars"] == 5)
+        // A pulled row that breaks NOT NULL, listed whatever the case asked.
+        try await Self.write([["_id": "Notes:c", "$table": "Notes", "title": .null]], to: again, batched: true)
+        #expect(try again.refusedRows(in: "NOTES").map(\.key) == ["c"])
+        #expect(try again.refusedRows(in: "notes").map(\.key) == ["c"])
+        #expect(try again.unappliedDocuments(in: "notes").isEmpty)
+        #expect(try again.conflicts(in: "notes").isEmpty)
+        #expect(try Self.lines(pool, "SELECT id FROM notes ORDER BY id") == ["'a'", "'b'"])
+    }
+
     /// A value the test sets and a database function reads.
     final class Setting: @unchecked Sendable {
         // @unchecked: `stored` is only touched under `lock`.
@@ -1802,5 +1831,6 @@ import Testing
         #expect(reason("nowhere") == "cannot sync nowhere: there is no such table")
     }
 }
+
 
 

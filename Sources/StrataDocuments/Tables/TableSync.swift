@@ -237,6 +237,12 @@ public final class TableSync: Sendable {
                 try db.execute(sql: "ALTER TABLE \(Self.refused(documentsName)) ADD COLUMN seq INTEGER")
                 try db.execute(sql: "ALTER TABLE \(Self.refused(documentsName)) ADD COLUMN schema INTEGER")
             }
+            // A table synced before keeps the spelling it was synced under
+            // (its documents' ids), whatever the case of the name given now.
+            let names = try names.map { name in
+                try String.fetchOne(db, sql: "SELECT name FROM \(Self.registry(documentsName)) WHERE name = ? COLLATE NOCASE", arguments: [name]) ?? name
+            }
+            let sharedIntegerKeys = Set(sharedIntegerKeys.map(Self.asciiLowercased))
             // A document's id is its table's name, a colon and the key: the
             // ids of two tables named `a` and `a:b` overlap (`a:b:k` is row
             // `k` of one and row `b:k` of the other).
@@ -248,7 +254,7 @@ public final class TableSync: Sendable {
                 }
             }
             let tables = try names.map { name in
-                let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(name))
+                let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(Self.asciiLowercased(name)))
                 try Self.installTriggers(db, table: table, documentsName: documentsName, docs: docs, blobs: blobs, schema: schema)
                 let isNew = try Row.fetchOne(db, sql: "SELECT 1 FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name]) == nil
                 if isNew {
@@ -341,8 +347,22 @@ public final class TableSync: Sendable {
     }
 
     /// Whether the file has a table named `name`.
+    /// `name` with the ASCII letters in lower case, as SQLite compares
+    /// names (other letters are compared as they are).
+    static func asciiLowercased(_ name: String) -> String {
+        String(decoding: name.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+
+    /// The name `table` is synced under, when it names a synced table in
+    /// another case (`Notes` for `notes`); else `table`.
+    private func syncedName(_ table: String) -> String {
+        let lowered = Self.asciiLowercased(table)
+        return tables.first { Self.asciiLowercased($0.name) == lowered }?.name ?? table
+    }
+
     private static func tableExists(_ db: Database, _ name: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)", arguments: [name]) ?? false
+        // SQLite's names ignore ASCII case: `Notes` names the table `notes`.
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE)", arguments: [name]) ?? false
     }
 
     /// Drops the triggers that apply `table`'s documents to its rows.
@@ -930,6 +950,7 @@ public final class TableSync: Sendable {
     /// (a foreign key) and wait for it: their documents are kept, and the
     /// row is written when its parent comes.
     public func waitingRows(in table: String) throws -> [String] {
+        let table = syncedName(table)
         let waiting = Self.waiting(documentsName)
         return try documents.writer.read { db in
             try String.fetchAll(db, sql: "SELECT substr(id, ?) FROM \(waiting) WHERE substr(id, 1, ?) = ? ORDER BY id",
@@ -965,6 +986,7 @@ public final class TableSync: Sendable {
     /// key that neither cascades nor sets null; `applyWaitingRows()`
     /// (each sync calls it) applies it once none does.
     public func refusedRows(in table: String) throws -> [(key: String, reason: String)] {
+        let table = syncedName(table)
         let refused = Self.refused(documentsName)
         return try documents.writer.read { db in
             try Row.fetchAll(db, sql: "SELECT substr(id, ?), reason FROM \(refused) WHERE substr(id, 1, ?) = ? ORDER BY id",
@@ -989,6 +1011,7 @@ public final class TableSync: Sendable {
     ///
     /// - Throws: ``DocumentError`` `badRequest` when `table` is not synced.
     public func unappliedDocuments(in table: String) throws -> [String] {
+        let table = syncedName(table)
         guard let synced = tables.first(where: { $0.name == table }) else {
             throw DocumentError(.badRequest, "\(table) is not a synced table")
         }
@@ -1003,10 +1026,11 @@ public final class TableSync: Sendable {
     /// The rows whose document has conflicting revisions: the key, the
     /// winning revision (the one the row holds) and the losing leaves.
     public func conflicts(in table: String) throws -> [(key: String, winner: String, losers: [String])] {
+        let table = syncedName(table)
         let docs = documents.tables.docs
         let ids = try documents.writer.read { db in
             try String.fetchAll(db, sql: "SELECT id FROM \(docs) WHERE leaves > 1 AND substr(id, 1, ?) = ? ORDER BY id",
-                                arguments: [table.count + 1, table + ":"])
+                                arguments: [table.unicodeScalars.count + 1, table + ":"])
         }
         return try ids.compactMap { id in
             let document = try documents.document(id: id, options: DocumentReadOptions(conflicts: true))
@@ -1046,6 +1070,7 @@ public final class TableSync: Sendable {
     /// transaction; the next sync sends the resolution to the other devices.
     @discardableResult
     public func resolveConflicts(in table: String, using policy: ConflictPolicy) throws -> Int {
+        let table = syncedName(table)
         guard tables.contains(where: { $0.name == table }) else {
             throw DocumentError(.badRequest, "\(table) is not a synced table")
         }
@@ -1275,11 +1300,11 @@ public final class TableSync: Sendable {
         guard !keys.isEmpty else {
             throw DocumentError(.badRequest, "cannot sync \(name): it has no primary key but its row id, and \(why)")
         }
-        let withoutRowID = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ?", arguments: [name]) ?? false
+        let withoutRowID = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE name = ? COLLATE NOCASE", arguments: [name]) ?? false
         let keyIsRowID = try keys.count == 1 && !withoutRowID && (keys[0][1] as String).uppercased() == "INTEGER"
         if keyIsRowID {
             let column: String = try keys[0][0]
-            let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", arguments: [name]) ?? ""
+            let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [name]) ?? ""
             if sql.uppercased().contains("AUTOINCREMENT") {
                 throw DocumentError(.badRequest, "cannot sync \(name): its key \(column) is AUTOINCREMENT, the row id SQLite hands out, and \(why)")
             }
