@@ -493,6 +493,13 @@ import Testing
             "c: UNIQUE constraint failed: \(table).\(column)",
             "d: another row has its value of \(column) (UNIQUE)",
         ])
+        // The same row edited on both devices: a conflict, listed under
+        // the table's name (SQLite counts its code points, not Characters).
+        try await one.write { try $0.execute(sql: "UPDATE \(quoteIdentifier(table)) SET \(quoteIdentifier(column)) = 'one' WHERE id = 'a'") }
+        try await two.write { try $0.execute(sql: "UPDATE \(quoteIdentifier(table)) SET \(quoteIdentifier(column)) = 'two' WHERE id = 'a'") }
+        try await oneSync.sync(with: remote)
+        try await twoSync.sync(with: remote)
+        #expect(try twoSync.conflicts(in: table).map(\.key) == ["a"])
     }
 
     /// A table and columns whose names hold a double quote sync both ways:
