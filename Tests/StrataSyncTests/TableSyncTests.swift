@@ -500,6 +500,17 @@ import Testing
         try await oneSync.sync(with: remote)
         try await twoSync.sync(with: remote)
         #expect(try twoSync.conflicts(in: table).map(\.key) == ["a"])
+        // A key that starts with a combining mark, which joins the colon
+        // before it in one Character.
+        let mark = "\u{301}m"
+        try await one.write { try $0.execute(sql: "INSERT INTO \(quoteIdentifier(table)) VALUES (?, 'x')", arguments: [mark]) }
+        try await oneSync.sync(with: remote)
+        try await twoSync.sync(with: remote)
+        try await one.write { try $0.execute(sql: "UPDATE \(quoteIdentifier(table)) SET \(quoteIdentifier(column)) = 'y' WHERE id = ?", arguments: [mark]) }
+        try await two.write { try $0.execute(sql: "UPDATE \(quoteIdentifier(table)) SET \(quoteIdentifier(column)) = 'z' WHERE id = ?", arguments: [mark]) }
+        try await oneSync.sync(with: remote)
+        try await twoSync.sync(with: remote)
+        #expect(try twoSync.conflicts(in: table).map { Array($0.key.unicodeScalars) } == [Array("a".unicodeScalars), Array(mark.unicodeScalars)])
     }
 
     /// A table and columns whose names hold a double quote sync both ways:

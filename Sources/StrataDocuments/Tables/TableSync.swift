@@ -1036,7 +1036,10 @@ public final class TableSync: Sendable {
             let document = try documents.document(id: id, options: DocumentReadOptions(conflicts: true))
             let losers = document["_conflicts"]?.arrayValue?.compactMap(\.stringValue) ?? []
             guard !losers.isEmpty, let rev = document["_rev"]?.stringValue else { return nil }
-            return (String(id.dropFirst(table.count + 1)), rev, losers)
+            // The key after the name and its colon, in code points as the
+            // query matched them (a key that starts with a combining mark
+            // would join the colon in one Character).
+            return (String(id.unicodeScalars.dropFirst(table.unicodeScalars.count + 1)), rev, losers)
         }
     }
 
