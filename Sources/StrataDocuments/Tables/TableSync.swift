@@ -170,10 +170,13 @@ public final class TableSync: Sendable {
         // triggers do not check first (CHECK, a STRICT column's type, an
         // app's trigger): kept, and its row refused as a batch refuses it.
         let (state, waiting, refused) = (Self.state(documentsName), Self.waiting(documentsName), Self.refused(documentsName))
-        let prefixes = names.map { $0.lowercased() + ":" }
+        let prefixes = names.map { Self.asciiLowercased($0) + ":" }
         let documentsTable = DocumentTables(name: documentsName).docs
         let rowRefusal = RowRefusalHook { db, id, error, write in
-            guard prefixes.contains(where: id.lowercased().hasPrefix) else { throw error }
+            // Compared in bytes: a key that starts with a combining mark
+            // joins the colon in one Character.
+            let lowered = Self.asciiLowercased(id)
+            guard prefixes.contains(where: { lowered.utf8.starts(with: $0.utf8) }) else { throw error }
             let applying = try Int.fetchOne(db, sql: "SELECT applying FROM \(state)") ?? 0
             guard applying == 0 else { throw error }
             try db.execute(sql: "UPDATE \(state) SET applying = 2")
@@ -347,6 +350,13 @@ public final class TableSync: Sendable {
     }
 
     /// Whether the file has a table named `name`.
+    /// Whether a document's member of this name is one of CouchDB's own:
+    /// it starts with `_` (in bytes; `_` and a combining mark are one
+    /// Character).
+    static func isCouchMember(_ name: String) -> Bool {
+        name.utf8.first == UInt8(ascii: "_")
+    }
+
     /// `name` with the ASCII letters in lower case, as SQLite compares
     /// names (other letters are compared as they are).
     static func asciiLowercased(_ name: String) -> String {
@@ -748,7 +758,7 @@ public final class TableSync: Sendable {
                                      attachments: [(name: String, contentType: String, digest: String)]) throws {
             let parent = base.flatMap(Revision.init)
             let deleted = document["_deleted"]?.boolValue ?? false
-            let members = JSONObject(document.filter { !$0.key.hasPrefix("_") })
+            let members = JSONObject(document.filter { !TableSync.isCouchMember($0.key) })
             let rev = Revision(depth: (parent?.depth ?? 0) + 1,
                                hash: RevisionID.make(deleted: deleted, parent: parent, body: members, attachments: attachments))
             var revision = document
@@ -1086,7 +1096,7 @@ public final class TableSync: Sendable {
             // its content in base64.
             let versions = try revisions.map { rev in
                 let document = try documents.document(id: id, options: DocumentReadOptions(rev: rev, attachments: true))
-                var version = JSONObject(document.filter { !$0.key.hasPrefix("_") })
+                var version = JSONObject(document.filter { !Self.isCouchMember($0.key) })
                 for (name, attachment) in document["_attachments"]?.objectValue ?? JSONObject() where blobColumns.contains(name) {
                     version[name] = attachment["data"] ?? .null
                 }
@@ -1103,7 +1113,7 @@ public final class TableSync: Sendable {
             case .mergeColumns(let column):
                 chosen = Self.merge(versions, ancestor: try commonAncestor(id: id, of: revisions), newestBy: column)
             case .custom(let resolve):
-                chosen = JSONObject(try resolve(conflict.key, versions).filter { !$0.key.hasPrefix("_") })
+                chosen = JSONObject(try resolve(conflict.key, versions).filter { !Self.isCouchMember($0.key) })
             }
             let documentTables = documents.tables
             try documents.writer.write { db in
@@ -1152,7 +1162,7 @@ public final class TableSync: Sendable {
                                                  arguments: [id, ancestor.description]),
                   case .object(let body) = try JSON(parsing: text)
             else { return nil }
-            return JSONObject(body.filter { !$0.key.hasPrefix("_") })
+            return JSONObject(body.filter { !Self.isCouchMember($0.key) })
         }
     }
 
@@ -1320,7 +1330,7 @@ public final class TableSync: Sendable {
             throw DocumentError(.badRequest, "cannot sync \(name): its key column \(try key[0] as String) may hold BLOBs, which cannot name a document; "
                 + "declare it TEXT (a UUID string, say)")
         }
-        for column in columns where (try column[0] as String).hasPrefix("_") {
+        for column in columns where isCouchMember(try column[0] as String) {
             throw DocumentError(.badRequest, "cannot sync \(name): its column \(try column[0] as String) starts with `_`, which CouchDB keeps for its own members")
         }
         for column in columns where try column[0] as String == "$table" {
