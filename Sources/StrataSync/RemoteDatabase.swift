@@ -363,7 +363,7 @@ public struct RemoteDatabase: DocumentStore {
 
     /// A local document's id without its `_local/` prefix, as the URL has it.
     static func localName(_ id: String) -> String {
-        id.hasPrefix("_local/") ? String(id.dropFirst("_local/".count)) : id
+        id.hasBytePrefix("_local/") ? String(Substring(id.utf8.dropFirst("_local/".utf8.count))) : id
     }
 
     // MARK: - Security

@@ -114,7 +114,7 @@ package final class ReplicatorDatabase: Sendable {
                 for try await change in db.liveChanges(ChangesOptions(since: since)) {
                     since = change.seq
                     pause = .milliseconds(100)
-                    if change.id.hasPrefix(DocumentDatabase.designPrefix) || change.id.hasPrefix("_local/") { continue }
+                    if change.id.hasBytePrefix(DocumentDatabase.designPrefix) || change.id.hasBytePrefix("_local/") { continue }
                     if change.deleted {
                         remove(change.id)
                         continue
@@ -138,7 +138,7 @@ package final class ReplicatorDatabase: Sendable {
     /// The fields that describe the replication: everything but `_id`,
     /// `_rev` and the fields the replicator writes.
     static func fingerprint(_ document: JSONObject) -> String {
-        JSON.object(JSONObject(document.filter { !$0.key.hasPrefix("_") }.map { ($0.key, $0.value) })).text
+        JSON.object(JSONObject(document.filter { !$0.key.hasBytePrefix("_") }.map { ($0.key, $0.value) })).text
     }
 
     private func remove(_ id: String) {

@@ -133,6 +133,28 @@ func obj(_ text: String) throws -> JSONObject {
         #expect(try db.info().updateSequence == 0)
     }
 
+    /// CouchDB reads a leading `_` in bytes: `_` followed by a combining
+    /// mark (one Character, not `_`, to Swift's `hasPrefix`) is still a
+    /// reserved id, a special member or a prohibited attachment name, and
+    /// `_design/` or `_local/` followed by one is still that namespace.
+    @Test func aLeadingUnderscoreIsReadInBytes() throws {
+        let db = try makeDocuments()
+        let mark = "\u{301}"
+        #expect(throws: DocumentError(.illegalDocumentID, "Only reserved document ids may start with underscore.")) {
+            try db.put(["_id": .string("_" + mark + "x")])
+        }
+        #expect(throws: DocumentError(status: 400, error: "doc_validation", reason: "Bad special document member: _\(mark)x")) {
+            try db.put(["_id": "a", .init("_" + mark + "x"): 1])
+        }
+        #expect(throws: DocumentError(.badRequest, "Attachment name '_\(mark)a' starts with prohibited character '_'")) {
+            try db.put(["_id": "a", "_attachments": .object([.init("_" + mark + "a"): ["content_type": "text/plain", "data": "aGk="]])])
+        }
+        _ = try db.put(["_id": .string("_design/" + mark + "d"), "views": [:]])
+        #expect(try db.document(id: "_design/" + mark + "d")["_id"] == .string("_design/" + mark + "d"))
+        _ = try db.put(["_id": .string("_local/" + mark + "l"), "v": 1])
+        #expect(try db.info().updateSequence == 1)
+    }
+
     /// The transcript's injection: `3-aaaa…` by new_edits=false beats `3-15c3…`
     /// and the loser is listed as a conflict.
     @Test func replicatedBranchWinsByHashAndTheLoserIsAConflict() throws {

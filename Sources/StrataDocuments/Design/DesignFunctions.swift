@@ -209,7 +209,7 @@ extension DocumentDatabase {
                         if written.id == id, document["_attachments"] == nil, document["_deleted"] == nil || document["_deleted"] == .bool(false),
                            let rev = Revision(written.rev) {
                             var saved: JSONObject = ["_id": .string(written.id), "_rev": .string(written.rev)]
-                            for (key, value) in document where !key.hasPrefix("_") { saved[key] = value }
+                            for (key, value) in document where !key.hasBytePrefix("_") { saved[key] = value }
                             // The new revision on the path the call before
                             // saw, no longer than a fresh read would give.
                             let limit = min(DocumentDatabase.functionRevisionsLimit, try tables.meta(db, "revs_limit")?.intValue ?? 1000)

@@ -44,7 +44,7 @@ extension DocumentDatabase {
     /// design or local document).
     package func checkInAdvance(_ document: JSONObject, userContext: JSON?) throws -> CheckedDocument? {
         guard mayNeedCheckInAdvance, let runner = registry.runner, let id = document["_id"]?.stringValue,
-              !id.hasPrefix("_local/"), !id.hasPrefix(DocumentTables.designPrefix) else { return nil }
+              !id.hasBytePrefix("_local/"), !id.hasBytePrefix(DocumentTables.designPrefix) else { return nil }
         let tables = self.tables, registry = self.registry
         // Only when there is JavaScript to run are the winner and
         // `_security` read.
@@ -122,7 +122,7 @@ extension DocumentDatabase {
         let tenant = instanceID
         let user = validationUser(userContext)
         return { db, document in
-            guard let id = document["_id"]?.stringValue, !id.hasPrefix("_local/") else { return }
+            guard let id = document["_id"]?.stringValue, !id.hasBytePrefix("_local/") else { return }
             var javaScript: [JSONObject] = []
             var verdict: CheckedDocument?
             if id.hasPrefix(DocumentTables.designPrefix) {

@@ -390,7 +390,7 @@ public final class DocumentDatabase: Sendable {
 
     /// A local document's id with its `_local/` prefix.
     static func localID(_ id: String) -> String {
-        id.hasPrefix("_local/") ? id : "_local/" + id
+        id.hasBytePrefix("_local/") ? id : "_local/" + id
     }
 
     // MARK: Security

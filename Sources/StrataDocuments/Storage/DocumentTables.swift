@@ -244,12 +244,12 @@ struct DocumentTables: Sendable {
 
     /// A design document's id from its name or its id.
     static func designID(_ design: String) -> String {
-        design.hasPrefix(designPrefix) ? design : designPrefix + design
+        design.hasBytePrefix(designPrefix) ? design : designPrefix + design
     }
 
     /// A design's name (`voting`) from its id (`_design/voting`) or its name.
     static func designName(_ design: String) -> String {
-        design.hasPrefix(designPrefix) ? String(design.dropFirst(designPrefix.count)) : design
+        design.hasBytePrefix(designPrefix) ? String(Substring(design.utf8.dropFirst(designPrefix.utf8.count))) : design
     }
 
     static func newID() -> String {
@@ -270,7 +270,7 @@ struct DocumentTables: Sendable {
 
     static func checkID(_ id: String) throws {
         if id.isEmpty { throw DocumentError(.illegalDocumentID, "Document id must not be empty") }
-        if id.hasPrefix("_"), !id.hasPrefix(DocumentTables.designPrefix), !id.hasPrefix("_local/") {
+        if id.hasBytePrefix("_"), !id.hasBytePrefix(DocumentTables.designPrefix), !id.hasBytePrefix("_local/") {
             throw DocumentError(.illegalDocumentID, "Only reserved document ids may start with underscore.")
         }
         if id == DocumentTables.designPrefix || id == "_local/" {
@@ -289,8 +289,8 @@ struct DocumentTables: Sendable {
         case nil: break
         default: throw DocumentError(.illegalDocumentID, "Document id must be a string")
         }
-        if document["_id"]?.stringValue?.hasPrefix("_local/") == true { return }
-        for (key, _) in document where key.hasPrefix("_") && !specialMembers.contains(key) && !replicationMembers.contains(key) {
+        if document["_id"]?.stringValue?.hasBytePrefix("_local/") == true { return }
+        for (key, _) in document where key.hasBytePrefix("_") && !specialMembers.contains(key) && !replicationMembers.contains(key) {
             throw DocumentError(status: 400, error: "doc_validation", reason: "Bad special document member: \(key)")
         }
         switch document["_deleted"] {
@@ -422,7 +422,7 @@ struct DocumentTables: Sendable {
         // A write alone, in a file whose triggers may refuse it (TableSync's,
         // bringing a row up to date from the document): in a savepoint, so
         // that a refusal can be handed to the hook whole.
-        guard batch == nil, let hook = rowRefusal, document["_id"]?.stringValue?.hasPrefix("_local/") != true else {
+        guard batch == nil, let hook = rowRefusal, document["_id"]?.stringValue?.hasBytePrefix("_local/") != true else {
             return try writeOnce(db, document: document, newEdits: newEdits, stored: stored, batch: batch, isNew: isNew)
         }
         var document = document
@@ -442,11 +442,11 @@ struct DocumentTables: Sendable {
     private func writeOnce(_ db: Database, document: JSONObject, newEdits: Bool, stored: [String: AttachmentDigest],
                            batch: Batch?, isNew: Bool) throws -> DocumentWriteResult {
         let id = document["_id"]?.stringValue ?? DocumentTables.newID()
-        if id.hasPrefix("_local/") { return try writeLocal(db, document: document) }
-        if id.hasPrefix(DocumentTables.designPrefix), document["_deleted"]?.boolValue != true { try DocumentTables.checkDesign(document) }
+        if id.hasBytePrefix("_local/") { return try writeLocal(db, document: document) }
+        if id.hasBytePrefix(DocumentTables.designPrefix), document["_deleted"]?.boolValue != true { try DocumentTables.checkDesign(document) }
 
         var body = JSONObject()
-        for (key, value) in document where !key.hasPrefix("_") || DocumentTables.replicationMembers.contains(key) {
+        for (key, value) in document where !key.hasBytePrefix("_") || DocumentTables.replicationMembers.contains(key) {
             body[key] = value
         }
         let deleted = document["_deleted"]?.boolValue ?? false
@@ -756,7 +756,7 @@ struct DocumentTables: Sendable {
         var out = StoredAttachments()
         for (name, spec) in given {
             // CouchDB keeps names starting with `_` for itself.
-            if name.hasPrefix("_") { throw DocumentError(.badRequest, "Attachment name '\(name)' starts with prohibited character '_'") }
+            if name.hasBytePrefix("_") { throw DocumentError(.badRequest, "Attachment name '\(name)' starts with prohibited character '_'") }
             guard let o = spec.objectValue else { throw DocumentError(.badRequest, "attachment \(name) must be an object") }
             let contentType = o["content_type"]?.stringValue ?? "application/octet-stream"
             func revpos(_ digest: String, given: Int?) -> Int {
@@ -819,7 +819,7 @@ struct DocumentTables: Sendable {
     /// - Parameter revsLimit: the most revision ids `_revisions` and
     ///   `_revs_info` list (nil: `revs_limit`).
     func read(_ db: Database, id: String, options: DocumentReadOptions, revsLimit: Int? = nil) throws -> JSONObject {
-        if id.hasPrefix("_local/") { return try readLocal(db, id: id) }
+        if id.hasBytePrefix("_local/") { return try readLocal(db, id: id) }
         if options.rev == nil, !options.revs, !options.revsInfo, !options.conflicts, !options.deletedConflicts, options.attachmentsSince == nil {
             // The winner as the documents table keeps it: no tree to load.
             guard let row = try Row.fetchOne(db, sql: "SELECT rev, deleted, body, attachments, seq FROM \(docs) WHERE id = ?", arguments: [id]) else {
@@ -1237,7 +1237,7 @@ struct DocumentTables: Sendable {
     }
 
     func writeLocal(_ db: Database, document: JSONObject) throws -> DocumentWriteResult {
-        guard let id = document["_id"]?.stringValue, id.hasPrefix("_local/"), id.count > 7 else {
+        guard let id = document["_id"]?.stringValue, id.hasBytePrefix("_local/"), id.utf8.count > 7 else {
             throw DocumentError(.illegalDocumentID, "a local document id starts with _local/")
         }
         if document["_deleted"]?.boolValue == true {

@@ -176,7 +176,7 @@ public final class TableSync: Sendable {
             // Compared in bytes: a key that starts with a combining mark
             // joins the colon in one Character.
             let lowered = Self.asciiLowercased(id)
-            guard prefixes.contains(where: { lowered.utf8.starts(with: $0.utf8) }) else { throw error }
+            guard prefixes.contains(where: lowered.hasBytePrefix) else { throw error }
             let applying = try Int.fetchOne(db, sql: "SELECT applying FROM \(state)") ?? 0
             guard applying == 0 else { throw error }
             try db.execute(sql: "UPDATE \(state) SET applying = 2")
@@ -350,13 +350,6 @@ public final class TableSync: Sendable {
     }
 
     /// Whether the file has a table named `name`.
-    /// Whether a document's member of this name is one of CouchDB's own:
-    /// it starts with `_` (in bytes; `_` and a combining mark are one
-    /// Character).
-    static func isCouchMember(_ name: String) -> Bool {
-        name.utf8.first == UInt8(ascii: "_")
-    }
-
     /// `name` with the ASCII letters in lower case, as SQLite compares
     /// names (other letters are compared as they are).
     static func asciiLowercased(_ name: String) -> String {
@@ -758,7 +751,7 @@ public final class TableSync: Sendable {
                                      attachments: [(name: String, contentType: String, digest: String)]) throws {
             let parent = base.flatMap(Revision.init)
             let deleted = document["_deleted"]?.boolValue ?? false
-            let members = JSONObject(document.filter { !TableSync.isCouchMember($0.key) })
+            let members = JSONObject(document.filter { !$0.key.hasBytePrefix("_") })
             let rev = Revision(depth: (parent?.depth ?? 0) + 1,
                                hash: RevisionID.make(deleted: deleted, parent: parent, body: members, attachments: attachments))
             var revision = document
@@ -1096,7 +1089,7 @@ public final class TableSync: Sendable {
             // its content in base64.
             let versions = try revisions.map { rev in
                 let document = try documents.document(id: id, options: DocumentReadOptions(rev: rev, attachments: true))
-                var version = JSONObject(document.filter { !Self.isCouchMember($0.key) })
+                var version = JSONObject(document.filter { !$0.key.hasBytePrefix("_") })
                 for (name, attachment) in document["_attachments"]?.objectValue ?? JSONObject() where blobColumns.contains(name) {
                     version[name] = attachment["data"] ?? .null
                 }
@@ -1113,7 +1106,7 @@ public final class TableSync: Sendable {
             case .mergeColumns(let column):
                 chosen = Self.merge(versions, ancestor: try commonAncestor(id: id, of: revisions), newestBy: column)
             case .custom(let resolve):
-                chosen = JSONObject(try resolve(conflict.key, versions).filter { !Self.isCouchMember($0.key) })
+                chosen = JSONObject(try resolve(conflict.key, versions).filter { !$0.key.hasBytePrefix("_") })
             }
             let documentTables = documents.tables
             try documents.writer.write { db in
@@ -1162,7 +1155,7 @@ public final class TableSync: Sendable {
                                                  arguments: [id, ancestor.description]),
                   case .object(let body) = try JSON(parsing: text)
             else { return nil }
-            return JSONObject(body.filter { !Self.isCouchMember($0.key) })
+            return JSONObject(body.filter { !$0.key.hasBytePrefix("_") })
         }
     }
 
@@ -1330,7 +1323,7 @@ public final class TableSync: Sendable {
             throw DocumentError(.badRequest, "cannot sync \(name): its key column \(try key[0] as String) may hold BLOBs, which cannot name a document; "
                 + "declare it TEXT (a UUID string, say)")
         }
-        for column in columns where isCouchMember(try column[0] as String) {
+        for column in columns where (try column[0] as String).hasBytePrefix("_") {
             throw DocumentError(.badRequest, "cannot sync \(name): its column \(try column[0] as String) starts with `_`, which CouchDB keeps for its own members")
         }
         for column in columns where try column[0] as String == "$table" {

@@ -144,11 +144,11 @@ struct DocumentHandlers: Sendable {
                 targetRev = String(pair.dropFirst(4)).removingPercentEncoding
             }
         }
-        if target.hasPrefix("_") && !target.hasPrefix(DocumentDatabase.designPrefix) {
+        if target.hasBytePrefix("_") && !target.hasBytePrefix(DocumentDatabase.designPrefix) {
             throw DocumentError(.illegalDocumentID, "Only reserved document ids may start with underscore.")
         }
         let source = try await offload { try db.document(id: id, options: DocumentReadOptions(rev: r.query["rev"], attachments: true)) }
-        var copy = JSONObject(source.pairs.filter { !$0.key.hasPrefix("_") || $0.key == "_attachments" })
+        var copy = JSONObject(source.pairs.filter { !$0.key.hasBytePrefix("_") || $0.key == "_attachments" })
         copy["_id"] = .string(target)
         if let targetRev { copy["_rev"] = .string(targetRev) }
         if var attachments = copy["_attachments"]?.objectValue {
