@@ -205,7 +205,7 @@ public struct Replicator: Sendable {
             try await source.changes(since: since, limit: options.batchSize, filter: options.filter, wait: wait)
         }
         var asked: [String: [String]] = [:]
-        for change in page.results where !(options.skipsDesignDocuments && change.id.hasPrefix("_design/")) {
+        for change in page.results where !(options.skipsDesignDocuments && change.id.hasBytePrefix("_design/")) {
             asked[change.id, default: []].append(contentsOf: change.changes)
         }
         let checked = asked.values.reduce(0) { $0 + $1.count }

@@ -55,7 +55,7 @@ package final class ReplicatorDatabase: Sendable {
                 if user["name"] == nil || user["name"] == .null { throw DocumentError(.unauthorized, "You are not a server admin.") }
                 throw DocumentError(.forbidden, "Only server admins may write replication documents")
             }
-            if document["_deleted"]?.boolValue == true || document["_id"]?.stringValue?.hasPrefix(DocumentDatabase.designPrefix) == true { return }
+            if document["_deleted"]?.boolValue == true || document["_id"]?.stringValue?.hasBytePrefix(DocumentDatabase.designPrefix) == true { return }
             do {
                 _ = try ReplicationRequest(document)
             } catch let error as DocumentError {

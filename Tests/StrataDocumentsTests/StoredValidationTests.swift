@@ -81,6 +81,12 @@ final class RuleRunner: DesignFunctionRunner, @unchecked Sendable {
             try db.putAttachment(id: "_design/app", name: "a.txt", rev: nil, contentType: "text/plain", data: Data("x".utf8), userContext: reader)
         }
         #expect(throws: DocumentError.missing) { try db.document(id: "_design/app") }
+        // A design document's id read in bytes, as everywhere: `_design/`
+        // and a combining mark (which joins the slash in one Character).
+        let marked = "_design/\u{301}app"
+        #expect(throws: refused) { try db.put(["_id": .string(marked), "views": [:]], userContext: reader) }
+        #expect(throws: refused) { try db.bulkPut([["_id": .string(marked), "views": [:]]], userContext: reader)[0].get() }
+        #expect(throws: DocumentError.missing) { try db.document(id: marked) }
         // An admin of the database by name or role, a server admin, the app.
         try await db.setSecurity(["admins": ["names": ["bob"], "roles": []]])
         let written = try await db.put(design, userContext: reader)

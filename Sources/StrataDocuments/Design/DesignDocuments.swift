@@ -71,7 +71,7 @@ extension DocumentDatabase {
             if let reduce = definition["reduce"]?.stringValue {
                 if let builtin = ViewReduce(builtin: reduce) {
                     reduces[name] = builtin
-                } else if reduce.hasPrefix("_") {
+                } else if reduce.hasBytePrefix("_") {
                     throw DocumentError(.badRequest, "Unknown built-in reduce function: \(reduce)")
                 } else {
                     let runner = try requireRunner("JavaScript reduce functions")
@@ -223,7 +223,7 @@ extension DocumentDatabase {
             if document != nil, document?["_id"] == nil {
                 document?["_id"] = .string(id ?? DocumentTables.newID())
             }
-            if let saved = document?["_id"]?.stringValue, saved.hasPrefix(DocumentTables.designPrefix), !isAdmin {
+            if let saved = document?["_id"]?.stringValue, saved.hasBytePrefix(DocumentTables.designPrefix), !isAdmin {
                 throw DocumentError(.unauthorized, "You are not a db or server admin.")
             }
             return (document, result)

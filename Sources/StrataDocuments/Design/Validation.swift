@@ -125,7 +125,7 @@ extension DocumentDatabase {
             guard let id = document["_id"]?.stringValue, !id.hasBytePrefix("_local/") else { return }
             var javaScript: [JSONObject] = []
             var verdict: CheckedDocument?
-            if id.hasPrefix(DocumentTables.designPrefix) {
+            if id.hasBytePrefix(DocumentTables.designPrefix) {
                 // Validators read before this write may be gone after it.
                 pass.stored = nil
                 // CouchDB's rule, whatever door the write came through: a
@@ -177,7 +177,7 @@ extension DocumentDatabase {
         guard (design["language"]?.stringValue ?? "javascript") == "javascript" else { return }
         for (name, view) in design["views"]?.objectValue ?? JSONObject() where name != "lib" {
             for (kind, member) in [("map", "map"), ("reduce", "reduce")] {
-                guard let source = view[member]?.stringValue, !(kind == "reduce" && source.hasPrefix("_")) else { continue }
+                guard let source = view[member]?.stringValue, !(kind == "reduce" && source.hasBytePrefix("_")) else { continue }
                 do {
                     try runner.compile(tenant: tenant, source: source)
                 } catch let error as DocumentError where error.error == "compilation_error" {

@@ -317,7 +317,7 @@ struct DocumentTables: Sendable {
             if let map = object["map"], map.stringValue == nil, map.objectValue == nil {
                 throw DocumentError(.invalidDesignDocument, "View \(name) has a non-string map function")
             }
-            if let reduce = object["reduce"]?.stringValue, reduce.hasPrefix("_"),
+            if let reduce = object["reduce"]?.stringValue, reduce.hasBytePrefix("_"),
                !["_sum", "_count", "_stats", "_approx_count_distinct"].contains(where: reduce.hasPrefix) {
                 throw DocumentError(.invalidDesignDocument, "`\(reduce)` is not a supported reduce function.")
             }

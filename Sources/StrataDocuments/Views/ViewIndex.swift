@@ -87,7 +87,7 @@ extension DocumentTables {
         return try rows.map { row in
             let id: String = try row[0]
             let seq: Int = try row[1]
-            if try row[3] as Bool || id.hasPrefix(DocumentTables.designPrefix) { return (id, seq, nil) }
+            if try row[3] as Bool || id.hasBytePrefix(DocumentTables.designPrefix) { return (id, seq, nil) }
             var doc: JSONObject = ["_id": .string(id), "_rev": .string(try row[2])]
             for (k, v) in try JSON(parsing: try row[4] as String).objectValue ?? JSONObject() { doc[k] = v }
             let attachments = StoredAttachments(text: try row[5])

@@ -61,7 +61,7 @@ struct ChangesHandlers: Sendable {
     typealias ChangesFilter = @Sendable ([Change]) async throws -> [Change]
 
     func changesFilter(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> ChangesFilter? {
-        guard let name = r.query["filter"], name == "_view" || !name.hasPrefix("_") else { return nil }
+        guard let name = r.query["filter"], name == "_view" || !name.hasBytePrefix("_") else { return nil }
         // The engine chooses the function (Swift or the stored JavaScript).
         let passes: @Sendable ([JSONObject]) throws -> [Bool]
         if name == "_view" {

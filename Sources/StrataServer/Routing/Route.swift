@@ -130,9 +130,9 @@ struct Route: Sendable {
     static func fits(_ segment: String, _ kind: Kind) -> Bool {
         switch kind {
         case .any: return true
-        case .name: return !segment.hasPrefix("_")
-        case .reserved: return segment.hasPrefix("_")
-        case .database: return !segment.hasPrefix("_") || DatabaseRegistry.systemDatabases.contains(segment)
+        case .name: return !segment.hasBytePrefix("_")
+        case .reserved: return segment.hasBytePrefix("_")
+        case .database: return !segment.hasBytePrefix("_") || DatabaseRegistry.systemDatabases.contains(segment)
         }
     }
 }

@@ -201,6 +201,6 @@ final class Authenticator: Sendable {
     }
 
     private static func roles(_ doc: JSONObject) -> [String] {
-        (doc["roles"]?.arrayValue ?? []).compactMap(\.stringValue).filter { !$0.hasPrefix("_") }
+        (doc["roles"]?.arrayValue ?? []).compactMap(\.stringValue).filter { !$0.hasBytePrefix("_") }
     }
 }

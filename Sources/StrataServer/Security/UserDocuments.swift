@@ -41,7 +41,7 @@ extension UserDocuments {
     }
 
     static func validate(_ new: JSONObject, _ old: JSONObject?, user: JSON, security: JSON, maximumIterations: Int) throws {
-        guard let id = new["_id"]?.stringValue, !id.hasPrefix(DocumentDatabase.designPrefix) else { return }
+        guard let id = new["_id"]?.stringValue, !id.hasBytePrefix(DocumentDatabase.designPrefix) else { return }
         func refuse(_ reason: String) -> DocumentError { DocumentError(.forbidden, reason) }
         let userName = user["name"]?.stringValue
         let userRoles = (user["roles"]?.arrayValue ?? []).compactMap(\.stringValue)
@@ -78,8 +78,8 @@ extension UserDocuments {
                 throw refuse("Only _admin may set roles")
             }
         }
-        if roles.contains(where: { $0.hasPrefix("_") }) { throw refuse("No system roles (starting with underscore) in users db.") }
-        if name.hasPrefix("_") { throw refuse("Username may not start with underscore.") }
+        if roles.contains(where: { $0.hasBytePrefix("_") }) { throw refuse("No system roles (starting with underscore) in users db.") }
+        if name.hasBytePrefix("_") { throw refuse("Username may not start with underscore.") }
         if name.contains(":") { throw refuse("Character `:` is not allowed in usernames.") }
     }
 }
