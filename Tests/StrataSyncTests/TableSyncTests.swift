@@ -1605,7 +1605,7 @@ import Testing
         try await pool.write { try $0.execute(sql: "INSERT INTO notes VALUES ('a', 'x')") }
         #expect(try await first.captureLocalChanges() == 1)
         #expect(try await first.documents.document(id: "Notes:a")["title"] == "x")
-        let again = try TableSync(pool, tables: ["notes", "RATINGS"], sharedIntegerKeys: ["Ratings"])
+        let again = try TableSync(pool, tables: ["notes", "RATINGS", "NOTES"], sharedIntegerKeys: ["Ratings"])
         #expect(again.tables.map(\.name) == ["Notes", "RATINGS"])
         #expect(try await again.captureLocalChanges() == 0)
         try await pool.write { try $0.execute(sql: "INSERT INTO notes VALUES ('b', 'y'); INSERT INTO ratings VALUES (7, 5)") }

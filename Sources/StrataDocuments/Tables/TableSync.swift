@@ -241,19 +241,23 @@ public final class TableSync: Sendable {
                 try db.execute(sql: "ALTER TABLE \(Self.refused(documentsName)) ADD COLUMN schema INTEGER")
             }
             // A table synced before keeps the spelling it was synced under
-            // (its documents' ids), whatever the case of the name given now.
+            // (its documents' ids), whatever the case of the name given now;
+            // a table named twice in two cases is synced once.
+            var seen: Set<String> = []
             let names = try names.map { name in
                 try String.fetchOne(db, sql: "SELECT name FROM \(Self.registry(documentsName)) WHERE name = ? COLLATE NOCASE", arguments: [name]) ?? name
-            }
+            }.filter { seen.insert(Self.asciiLowercased($0)).inserted }
             let sharedIntegerKeys = Set(sharedIntegerKeys.map(Self.asciiLowercased))
             // A document's id is its table's name, a colon and the key: the
             // ids of two tables named `a` and `a:b` overlap (`a:b:k` is row
             // `k` of one and row `b:k` of the other).
             let synced = try Set(names + String.fetchAll(db, sql: "SELECT name FROM \(Self.registry(documentsName))").filter { try Self.tableExists(db, $0) })
             for name in synced {
-                if let other = synced.first(where: { $0.lowercased() != name.lowercased() && ($0.lowercased() + ":").hasPrefix(name.lowercased() + ":") }) {
+                let prefix = Self.asciiLowercased(name) + ":"
+                if let other = synced.first(where: { Self.asciiLowercased($0) + ":" != prefix && (Self.asciiLowercased($0) + ":").hasBytePrefix(prefix) }) {
+                    let rest = String(Substring(other.utf8.dropFirst(prefix.utf8.count)))
                     throw DocumentError(.badRequest, "cannot sync \(name) and \(other) in one file: a row of \(name) whose key starts with "
-                        + "\"\(other.dropFirst(name.count + 1)):\" would have the document id of a row of \(other); rename one of them")
+                        + "\"\(rest):\" would have the document id of a row of \(other); rename one of them")
                 }
             }
             let tables = try names.map { name in
@@ -349,7 +353,6 @@ public final class TableSync: Sendable {
         }
     }
 
-    /// Whether the file has a table named `name`.
     /// `name` with the ASCII letters in lower case, as SQLite compares
     /// names (other letters are compared as they are).
     static func asciiLowercased(_ name: String) -> String {
@@ -363,6 +366,7 @@ public final class TableSync: Sendable {
         return tables.first { Self.asciiLowercased($0.name) == lowered }?.name ?? table
     }
 
+    /// Whether the file has a table named `name`.
     private static func tableExists(_ db: Database, _ name: String) throws -> Bool {
         // SQLite's names ignore ASCII case: `Notes` names the table `notes`.
         try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE)", arguments: [name]) ?? false
