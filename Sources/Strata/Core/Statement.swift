@@ -534,7 +534,7 @@ func columnIndex(named name: String, in names: [String]) -> Int? {
 
 /// Whether two identifiers name the same thing to SQLite: ASCII letters
 /// compared without case, other characters exactly.
-func identifiersMatch(_ first: String, _ second: String) -> Bool {
+package func identifiersMatch(_ first: String, _ second: String) -> Bool {
     first == second
         || (first.utf8.count == second.utf8.count
             && zip(first.utf8, second.utf8).allSatisfy { lowercasedASCII($0) == lowercasedASCII($1) })
@@ -542,4 +542,10 @@ func identifiersMatch(_ first: String, _ second: String) -> Bool {
 
 private func lowercasedASCII(_ byte: UInt8) -> UInt8 {
     byte >= 65 && byte <= 90 ? byte + 32 : byte
+}
+
+/// An identifier with its ASCII letters in lower case, the form in which
+/// two names that ``identifiersMatch(_:_:)`` are equal (a key for a set).
+package func lowercasedASCII(_ name: String) -> String {
+    String(decoding: name.utf8.map(lowercasedASCII), as: UTF8.self)
 }

@@ -170,12 +170,12 @@ public final class TableSync: Sendable {
         // triggers do not check first (CHECK, a STRICT column's type, an
         // app's trigger): kept, and its row refused as a batch refuses it.
         let (state, waiting, refused) = (Self.state(documentsName), Self.waiting(documentsName), Self.refused(documentsName))
-        let prefixes = names.map { Self.asciiLowercased($0) + ":" }
+        let prefixes = names.map { lowercasedASCII($0) + ":" }
         let documentsTable = DocumentTables(name: documentsName).docs
         let rowRefusal = RowRefusalHook { db, id, error, write in
             // Compared in bytes: a key that starts with a combining mark
             // joins the colon in one Character.
-            let lowered = Self.asciiLowercased(id)
+            let lowered = lowercasedASCII(id)
             guard prefixes.contains(where: lowered.hasBytePrefix) else { throw error }
             let applying = try Int.fetchOne(db, sql: "SELECT applying FROM \(state)") ?? 0
             guard applying == 0 else { throw error }
@@ -246,22 +246,22 @@ public final class TableSync: Sendable {
             var seen: Set<String> = []
             let names = try names.map { name in
                 try String.fetchOne(db, sql: "SELECT name FROM \(Self.registry(documentsName)) WHERE name = ? COLLATE NOCASE", arguments: [name]) ?? name
-            }.filter { seen.insert(Self.asciiLowercased($0)).inserted }
-            let sharedIntegerKeys = Set(sharedIntegerKeys.map(Self.asciiLowercased))
+            }.filter { seen.insert(lowercasedASCII($0)).inserted }
+            let sharedIntegerKeys = Set(sharedIntegerKeys.map(lowercasedASCII))
             // A document's id is its table's name, a colon and the key: the
             // ids of two tables named `a` and `a:b` overlap (`a:b:k` is row
             // `k` of one and row `b:k` of the other).
             let synced = try Set(names + String.fetchAll(db, sql: "SELECT name FROM \(Self.registry(documentsName))").filter { try Self.tableExists(db, $0) })
             for name in synced {
-                let prefix = Self.asciiLowercased(name) + ":"
-                if let other = synced.first(where: { Self.asciiLowercased($0) + ":" != prefix && (Self.asciiLowercased($0) + ":").hasBytePrefix(prefix) }) {
+                let prefix = lowercasedASCII(name) + ":"
+                if let other = synced.first(where: { lowercasedASCII($0) + ":" != prefix && (lowercasedASCII($0) + ":").hasBytePrefix(prefix) }) {
                     let rest = String(Substring(other.utf8.dropFirst(prefix.utf8.count)))
                     throw DocumentError(.badRequest, "cannot sync \(name) and \(other) in one file: a row of \(name) whose key starts with "
                         + "\"\(rest):\" would have the document id of a row of \(other); rename one of them")
                 }
             }
             let tables = try names.map { name in
-                let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(Self.asciiLowercased(name)))
+                let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(lowercasedASCII(name)))
                 try Self.installTriggers(db, table: table, documentsName: documentsName, docs: docs, blobs: blobs, schema: schema)
                 let isNew = try Row.fetchOne(db, sql: "SELECT 1 FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name]) == nil
                 if isNew {
@@ -353,17 +353,10 @@ public final class TableSync: Sendable {
         }
     }
 
-    /// `name` with the ASCII letters in lower case, as SQLite compares
-    /// names (other letters are compared as they are).
-    static func asciiLowercased(_ name: String) -> String {
-        String(decoding: name.utf8.map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
-    }
-
     /// The name `table` is synced under, when it names a synced table in
     /// another case (`Notes` for `notes`); else `table`.
     private func syncedName(_ table: String) -> String {
-        let lowered = Self.asciiLowercased(table)
-        return tables.first { Self.asciiLowercased($0.name) == lowered }?.name ?? table
+        tables.first { identifiersMatch($0.name, table) }?.name ?? table
     }
 
     /// Whether the file has a table named `name`.
