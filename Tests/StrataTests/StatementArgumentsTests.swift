@@ -239,8 +239,15 @@ import Testing
         #expect(duplicate.arguments?.description == "[1]")
         let other = try #require(throws: SQLiteError.self) { try insert.execute(binding: 2) }
         #expect(other.arguments?.description == "[2]")
-        expectError(.misuse) { try insert.execute(arguments: [1, 2]) }
+        let tooMany = try #require(throws: SQLiteError.self) { try insert.execute(arguments: [1, "a text too long to sit in its existential"]) }
+        #expect(tooMany.code == .misuse)
+        #expect(tooMany.arguments?.description == "[1, 'a text too long to sit in its existential']")
         expectError(.misuse) { try insert.execute(arguments: []) }
+        // Named arguments take the general path, and are named too.
+        let named = try db.makeStatement(sql: "INSERT INTO t VALUES (:a)")
+        let namedDuplicate = try #require(throws: SQLiteError.self) { try named.execute(arguments: ["a": 2]) }
+        #expect(namedDuplicate.code == .constraintUnique)
+        #expect(namedDuplicate.arguments?.description == "[a: 2]")
         #expect(try Int.fetchAll(db, sql: "SELECT a FROM t ORDER BY a") == [1, 2])
         // A statement without parameters fails without arguments to name.
         try db.execute(sql: "CREATE TABLE u(a CHECK (a > 0))")

@@ -267,15 +267,38 @@ public final class Statement {
     /// - Parameter arguments: values for the statement's parameters.
     /// - Throws: ``SQLiteError`` when the arguments do not fit or SQLite
     ///   reports an error.
+    @inlinable
     public func execute(arguments: StatementArguments = []) throws {
+        if arguments.namedPairs.isEmpty {
+            // Inlined, and reaching the caller's values only through a
+            // buffer pointer: an array literal's storage does not escape,
+            // so the compiler can keep it on the stack, and destroys its
+            // values knowing their type (no allocation, no generic
+            // destruction of each value).
+            try arguments.positional.withUnsafeBufferPointer { try executePositional($0) }
+        } else {
+            try executeGeneral(arguments)
+        }
+    }
+
+    /// ``execute(arguments:)`` with positional values, bound where they
+    /// are; copied only to name them in an error.
+    @usableFromInline
+    func executePositional(_ values: UnsafeBufferPointer<(any DatabaseValueConvertible)?>) throws {
         try prepareForBinding()
-        if !arguments.isNamed, arguments.values.count == parameterCount {
-            // The common case: the caller's values are bound where they
-            // are, and named in an error only when one is thrown.
-            if parameterCount != 0 { try ArgumentConsumer.bindPositional(arguments.values, to: sqliteStatement) }
-            try runBound { arguments.isEmpty ? nil : arguments }
+        guard values.count == parameterCount else {
+            try setArguments(StatementArguments(Array(values)))
+            try run()
             return
         }
+        if parameterCount != 0 { try ArgumentConsumer.bindPositional(values, to: sqliteStatement) }
+        try runBound { values.isEmpty ? nil : StatementArguments(Array(values)) }
+    }
+
+    /// ``execute(arguments:)`` with named values.
+    @usableFromInline
+    func executeGeneral(_ arguments: StatementArguments) throws {
+        try prepareForBinding()
         try setArguments(arguments)
         try run()
     }

@@ -288,13 +288,12 @@ struct ArgumentConsumer {
     }
 
     /// Binds every value, in order, to the statement's first parameters.
-    static func bindPositional(_ values: [(any DatabaseValueConvertible)?], to sqliteStatement: OpaquePointer) throws {
-        try values.withUnsafeBufferPointer { values in
-            let base = UnsafeRawPointer(values.baseAddress!)
-            let stride = MemoryLayout<(any DatabaseValueConvertible)?>.stride
-            for index in 0..<values.count {
-                try bindInPlace(base + index * stride, to: sqliteStatement, at: Int32(index + 1))
-            }
+    static func bindPositional(_ values: UnsafeBufferPointer<(any DatabaseValueConvertible)?>, to sqliteStatement: OpaquePointer) throws {
+        guard let first = values.baseAddress else { return }
+        let base = UnsafeRawPointer(first)
+        let stride = MemoryLayout<(any DatabaseValueConvertible)?>.stride
+        for index in 0..<values.count {
+            try bindInPlace(base + index * stride, to: sqliteStatement, at: Int32(index + 1))
         }
     }
 
