@@ -280,4 +280,24 @@ import Testing
             }
         }
     }
+
+    /// Two spellings of `café`, a precomposed `é` and `e` with a combining
+    /// accent, are equal to Swift's `==` and different to SQLite: the SQL of
+    /// one does not run the cached statement of the other.
+    @Test func statementsAreCachedByTheBytesOfTheirSQL() throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed)
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE t(name TEXT)")
+        try db.execute(sql: "INSERT INTO t VALUES ('\(composed)')")
+        try db.execute(sql: "INSERT INTO t VALUES ('\(decomposed)')")
+        #expect(try String.fetchAll(db, sql: "SELECT hex(name) FROM t ORDER BY rowid") == ["636166C3A9", "63616665CC81"])
+        #expect(try Int.fetchOne(db, sql: "SELECT rowid FROM t WHERE name = '\(composed)'") == 1)
+        #expect(try Int.fetchOne(db, sql: "SELECT rowid FROM t WHERE name = '\(decomposed)'") == 2)
+        try db.execute(sql: "CREATE TABLE \"\(composed)\"(v); CREATE TABLE \"\(decomposed)\"(v)")
+        try db.execute(sql: "INSERT INTO \"\(composed)\" VALUES (1)")
+        try db.execute(sql: "INSERT INTO \"\(decomposed)\" VALUES (2)")
+        #expect(try Int.fetchAll(db, sql: "SELECT v FROM \"\(composed)\"") == [1])
+        #expect(try Int.fetchAll(db, sql: "SELECT v FROM \"\(decomposed)\"") == [2])
+    }
 }

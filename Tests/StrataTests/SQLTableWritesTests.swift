@@ -36,6 +36,22 @@ private let url = Column<String?>("url")
         #expect(try row[likes] == 0 && row[watched] == false && row[url] == nil)
     }
 
+    /// Two tables named `café`, with a precomposed `é` and with `e` and a
+    /// combining accent: one name to Swift's `==`, two tables to SQLite. A
+    /// typed insert into one does not reuse the other's statement.
+    @Test func typedInsertsReachTheTableTheirNameSpellsInBytes() throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        let db = try Database()
+        try db.execute(sql: "CREATE TABLE \"\(composed)\"(v INTEGER); CREATE TABLE \"\(decomposed)\"(v INTEGER)")
+        let v = Column<Int>("v")
+        for round in 0..<2 {
+            try db.run(SQLTable(composed).insert(v <- 10 + round))
+            try db.run(SQLTable(decomposed).insert(v <- 20 + round))
+        }
+        #expect(try Int.fetchAll(db, sql: "SELECT v FROM \"\(composed)\" ORDER BY v") == [10, 11])
+        #expect(try Int.fetchAll(db, sql: "SELECT v FROM \"\(decomposed)\" ORDER BY v") == [20, 21])
+    }
+
     /// Repeated plain inserts reuse one statement: each row keeps its own
     /// values, of every kind, and a failed one names its values.
     @Test func repeatedInsertsBindEachRowsValues() throws {
