@@ -1621,6 +1621,61 @@ import Testing
         #expect(try Self.lines(pool, "SELECT id FROM notes ORDER BY id") == ["'a'", "'b'"])
     }
 
+    /// SQLite folds only ASCII letters in names: `Äpfel` and `äpfel` are two
+    /// tables, and one's foreign keys are not the other's.
+    @Test func namesBeyondASCIIAreMatchedAsSQLiteMatchesThem() async throws {
+        let (pool, sync) = try Self.device("""
+            CREATE TABLE folders(id TEXT PRIMARY KEY NOT NULL);
+            CREATE TABLE "Äpfel"(id TEXT PRIMARY KEY NOT NULL, folder TEXT REFERENCES folders(id));
+            CREATE TABLE "äpfel"(id TEXT PRIMARY KEY NOT NULL, folder TEXT);
+            CREATE TABLE notes(id TEXT PRIMARY KEY NOT NULL, apple TEXT REFERENCES "äpfel"(id));
+            """, syncing: ["folders", "Äpfel", "äpfel", "notes"])
+        #expect(sync.tables.map(\.name) == ["folders", "Äpfel", "äpfel", "notes"])
+        try await Self.write([
+            ["_id": "Äpfel:a", "$table": "Äpfel", "folder": "nowhere"],
+            ["_id": "äpfel:a", "$table": "äpfel", "folder": "nowhere"],
+            ["_id": "notes:n", "$table": "notes", "apple": "a"],
+        ], to: sync, batched: true)
+        // Only `Äpfel` refers to folders: its row waits, the other is written.
+        #expect(try sync.waitingRows(in: "Äpfel") == ["a"])
+        #expect(try sync.waitingRows(in: "äpfel").isEmpty)
+        #expect(try Self.lines(pool, "SELECT id, folder FROM \"äpfel\"") == ["'a'|'nowhere'"])
+        #expect(try Self.lines(pool, "SELECT count(*) FROM \"Äpfel\"") == ["0"])
+        // The note refers to `äpfel`'s row, which is here.
+        #expect(try Self.lines(pool, "SELECT id, apple FROM notes") == ["'n'|'a'"])
+        // Deleting `Äpfel`'s row is not held back by the note, which
+        // refers to `äpfel`; deleting `äpfel`'s row is.
+        try await pool.write { try $0.execute(sql: "INSERT INTO folders VALUES ('nowhere')") }
+        #expect(try await sync.captureLocalChanges() == 1)
+        _ = try await sync.applyWaitingRows()
+        #expect(try Self.lines(pool, "SELECT id FROM \"Äpfel\"") == ["'a'"])
+        let rev: JSON = .string("1-" + String(repeating: "a", count: 32))
+        _ = try await sync.documents.put(["_id": "Äpfel:a", "_rev": rev, "_deleted": true])
+        _ = try await sync.documents.put(["_id": "äpfel:a", "_rev": rev, "_deleted": true])
+        #expect(try Self.lines(pool, "SELECT count(*) FROM \"Äpfel\"") == ["0"])
+        #expect(try sync.refusedRows(in: "äpfel").map(\.key) == ["a"])
+        #expect(try sync.refusedRows(in: "Äpfel").isEmpty)
+    }
+
+    /// A precomposed `é` and an `e` with a combining accent are one string
+    /// to Swift's `==` and two names to SQLite: two tables, each synced as
+    /// itself.
+    @Test func namesAreComparedInBytesNotAsCanonicallyEquivalentStrings() async throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        let (pool, first) = try Self.device("""
+            CREATE TABLE "\(composed)"(id TEXT PRIMARY KEY NOT NULL, v TEXT);
+            CREATE TABLE "\(decomposed)"(id TEXT PRIMARY KEY NOT NULL, v TEXT);
+            """, syncing: [composed])
+        let both = try TableSync(pool, tables: [composed, decomposed])
+        #expect(both.tables.map { Array($0.name.utf8) } == [Array(composed.utf8), Array(decomposed.utf8)])
+        try await pool.write { try $0.execute(sql: "INSERT INTO \"\(decomposed)\" VALUES ('k', 'accent apart')") }
+        let captured = try await both.captureLocalChanges()
+        #expect(captured == 1)
+        let ids = try await both.documents.allDocuments().rows.compactMap { $0["id"]?.stringValue }
+        #expect(ids.map { Array($0.utf8) } == [Array((decomposed + ":k").utf8)])
+        _ = first
+    }
+
     /// A value the test sets and a database function reads.
     final class Setting: @unchecked Sendable {
         // @unchecked: `stored` is only touched under `lock`.

@@ -557,10 +557,12 @@ func columnIndex(named name: String, in names: [String]) -> Int? {
 
 /// Whether two identifiers name the same thing to SQLite: ASCII letters
 /// compared without case, other characters exactly.
+/// Compared in bytes: two spellings that Swift's `==` takes as equal (a
+/// precomposed letter and the letter with a combining mark) are two names
+/// to SQLite.
 package func identifiersMatch(_ first: String, _ second: String) -> Bool {
-    first == second
-        || (first.utf8.count == second.utf8.count
-            && zip(first.utf8, second.utf8).allSatisfy { lowercasedASCII($0) == lowercasedASCII($1) })
+    first.utf8.count == second.utf8.count
+        && zip(first.utf8, second.utf8).allSatisfy { $0 == $1 || lowercasedASCII($0) == lowercasedASCII($1) }
 }
 
 private func lowercasedASCII(_ byte: UInt8) -> UInt8 {
@@ -571,4 +573,13 @@ private func lowercasedASCII(_ byte: UInt8) -> UInt8 {
 /// two names that ``identifiersMatch(_:_:)`` are equal (a key for a set).
 package func lowercasedASCII(_ name: String) -> String {
     String(decoding: name.utf8.map(lowercasedASCII), as: UTF8.self)
+}
+
+/// An identifier's bytes with its ASCII letters in lower case: a key for a
+/// set or a dictionary of names that are equal when they
+/// ``identifiersMatch(_:_:)``. (A `String` key is not: Swift hashes a
+/// precomposed `é` and `e` with a combining accent alike, and SQLite takes
+/// them for two names.)
+package func identifierKey(_ name: String) -> [UInt8] {
+    name.utf8.map(lowercasedASCII)
 }

@@ -26,7 +26,7 @@ extension TableSync {
         let parentKeys: [(parent: String, columns: [String], values: [String])]
         /// Each column's value from the document, by the column's name in
         /// lower case.
-        let values: [String: String]
+        let values: [[UInt8]: String]
         /// True when every `NOT NULL` column gets a value ("1" for a table
         /// without such columns): a row that would break that constraint is
         /// refused, not written, and its document kept.
@@ -100,7 +100,7 @@ extension TableSync {
             var checks: [String] = []
             var parents: Set<String> = []
             var keys: [(parent: String, columns: [String], values: [String])] = []
-            let foreignKeys = try schema.foreignKeys(db).first { $0.table.lowercased() == table.name.lowercased() }?.keys ?? []
+            let foreignKeys = try schema.foreignKeys(db).first { identifiersMatch($0.table, table.name) }?.keys ?? []
             for (_, rows) in Dictionary(grouping: foreignKeys, by: { (try? $0[0] as Int) ?? 0 }).sorted(by: { $0.key < $1.key }) {
                 let parent: String = try rows[0][1]
                 parents.insert(parent)
@@ -118,7 +118,7 @@ extension TableSync {
             parentsPresent = checks.isEmpty ? "1" : checks.joined(separator: " AND ")
             self.parents = parents
             parentKeys = keys
-            values = Dictionary(table.columns.map { ($0.lowercased(), value($0)) }, uniquingKeysWith: { first, _ in first })
+            values = Dictionary(table.columns.map { (identifierKey($0), value($0)) }, uniquingKeysWith: { first, _ in first })
             // The foreign keys of any table that name this one and would
             // refuse its row's deletion (NO ACTION, RESTRICT).
             var referrers: [(table: String, exists: String)] = []
@@ -126,7 +126,7 @@ extension TableSync {
             let alias = "p"
             for (child, keys) in try schema.foreignKeys(db) {
                 for (_, rows) in Dictionary(grouping: keys, by: { (try? $0[0] as Int) ?? 0 }).sorted(by: { $0.key < $1.key }) {
-                    guard (try rows[0][1] as String).lowercased() == table.name.lowercased() else { continue }
+                    guard identifiersMatch(try rows[0][1] as String, table.name) else { continue }
                     referred = true
                     guard ["NO ACTION", "RESTRICT"].contains((try rows[0][4] as String).uppercased()) else {
                         acting = true
@@ -361,19 +361,19 @@ extension TableSync {
         /// joined with the waiting documents of the child's table by the
         /// values they give the key.
         static func waitingEdges(_ applies: [(table: SyncedTable, sql: RowApplySQL)], docs: String, waiting: String) -> String? {
-            let byName = Dictionary(applies.map { ($0.table.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+            let byName = Dictionary(applies.map { (identifierKey($0.table.name), $0) }, uniquingKeysWith: { first, _ in first })
             var keyed: [String] = []
             var selects: [String] = []
             for (_, child) in applies {
                 for key in child.parentKeys {
-                    guard let (parentTable, parent) = byName[key.parent.lowercased()] else { continue }
-                    let columns = key.columns.compactMap { parent.values[$0.lowercased()] }
+                    guard let (parentTable, parent) = byName[identifierKey(key.parent)] else { continue }
+                    let columns = key.columns.compactMap { parent.values[identifierKey($0)] }
                     guard columns.count == key.columns.count else { continue }
                     // A key column's value as the column keeps it, on both
                     // sides: a document's key is text, a member may be a
                     // number.
                     let kept = key.columns.map { column -> (String) -> String in
-                        guard let index = parentTable.keyColumns.firstIndex(where: { $0.lowercased() == column.lowercased() }) else { return { $0 } }
+                        guard let index = parentTable.keyColumns.firstIndex(where: { identifiersMatch($0, column) }) else { return { $0 } }
                         return { SyncedTable.keptSQL($0, affinity: parentTable.keyAffinities[index]) }
                     }
                     let name = "keyed\(keyed.count)"

@@ -243,25 +243,25 @@ public final class TableSync: Sendable {
             // A table synced before keeps the spelling it was synced under
             // (its documents' ids), whatever the case of the name given now;
             // a table named twice in two cases is synced once.
-            var seen: Set<String> = []
+            var seen: Set<[UInt8]> = []
             let names = try names.map { name in
                 try String.fetchOne(db, sql: "SELECT name FROM \(Self.registry(documentsName)) WHERE name = ? COLLATE NOCASE", arguments: [name]) ?? name
-            }.filter { seen.insert(lowercasedASCII($0)).inserted }
-            let sharedIntegerKeys = Set(sharedIntegerKeys.map(lowercasedASCII))
+            }.filter { seen.insert(identifierKey($0)).inserted }
+            let sharedIntegerKeys = Set(sharedIntegerKeys.map(identifierKey))
             // A document's id is its table's name, a colon and the key: the
             // ids of two tables named `a` and `a:b` overlap (`a:b:k` is row
             // `k` of one and row `b:k` of the other).
-            let synced = try Set(names + String.fetchAll(db, sql: "SELECT name FROM \(Self.registry(documentsName))").filter { try Self.tableExists(db, $0) })
+            let synced = try names + String.fetchAll(db, sql: "SELECT name FROM \(Self.registry(documentsName))").filter { try Self.tableExists(db, $0) }
             for name in synced {
                 let prefix = lowercasedASCII(name) + ":"
-                if let other = synced.first(where: { lowercasedASCII($0) + ":" != prefix && (lowercasedASCII($0) + ":").hasBytePrefix(prefix) }) {
+                if let other = synced.first(where: { !identifiersMatch($0, name) && (lowercasedASCII($0) + ":").hasBytePrefix(prefix) }) {
                     let rest = String(Substring(other.utf8.dropFirst(prefix.utf8.count)))
                     throw DocumentError(.badRequest, "cannot sync \(name) and \(other) in one file: a row of \(name) whose key starts with "
                         + "\"\(rest):\" would have the document id of a row of \(other); rename one of them")
                 }
             }
             let tables = try names.map { name in
-                let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(lowercasedASCII(name)))
+                let table = try Self.check(db, table: name, integerKeyIsShared: sharedIntegerKeys.contains(identifierKey(name)))
                 try Self.installTriggers(db, table: table, documentsName: documentsName, docs: docs, blobs: blobs, schema: schema)
                 let isNew = try Row.fetchOne(db, sql: "SELECT 1 FROM \(Self.registry(documentsName)) WHERE name = ?", arguments: [name]) == nil
                 if isNew {
@@ -294,7 +294,9 @@ public final class TableSync: Sendable {
             // batch would leave out: then the triggers apply every batch.
             let installed = try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ?",
                                                 arguments: ["\(documentsName)_docs"]).filter { $0.hasSuffix("_applied_insert") }
-            guard Set(installed) == Set(tables.map { Self.triggerName(documentsName, table: $0.name, "applied_insert") }) else { return (tables, nil) }
+            guard Set(installed.map { Array($0.utf8) }) == Set(tables.map { Array(Self.triggerName(documentsName, table: $0.name, "applied_insert").utf8) }) else {
+                return (tables, nil)
+            }
             return (tables, try BatchApply(db, tables: tables, documentsName: documentsName, docs: docs, blobs: blobs, schema: schema))
         }
         self.tables = tables
@@ -1012,7 +1014,7 @@ public final class TableSync: Sendable {
     /// - Throws: ``DocumentError`` `badRequest` when `table` is not synced.
     public func unappliedDocuments(in table: String) throws -> [String] {
         let table = syncedName(table)
-        guard let synced = tables.first(where: { $0.name == table }) else {
+        guard let synced = tables.first(where: { identifiersMatch($0.name, table) }) else {
             throw DocumentError(.badRequest, "\(table) is not a synced table")
         }
         let docs = documents.tables.docs
@@ -1074,10 +1076,10 @@ public final class TableSync: Sendable {
     @discardableResult
     public func resolveConflicts(in table: String, using policy: ConflictPolicy) throws -> Int {
         let table = syncedName(table)
-        guard tables.contains(where: { $0.name == table }) else {
+        guard tables.contains(where: { identifiersMatch($0.name, table) }) else {
             throw DocumentError(.badRequest, "\(table) is not a synced table")
         }
-        let blobColumns = tables.first { $0.name == table }?.blobColumns ?? []
+        let blobColumns = tables.first { identifiersMatch($0.name, table) }?.blobColumns ?? []
         var settled = 0
         for conflict in try conflicts(in: table) {
             let id = table + ":" + conflict.key
@@ -1432,9 +1434,11 @@ public final class TableSync: Sendable {
         let names = statements.map { triggerName(documentsName, table: table.name, $0.suffix) }
         let existing = try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND name IN (SELECT value FROM json_each(?))",
                                         arguments: [JSON.array(names.map(JSON.string)).text])
-        var kept: [String: String] = [:]
-        for row in existing { kept[try row[0]] = try row[1] }
-        if zip(names, statements).allSatisfy({ kept[$0] == $1.sql }) { return }
+        // Keyed and compared in bytes: Swift's `==` takes a table named with
+        // a precomposed `é` for one named with `e` and a combining accent.
+        var kept: [[UInt8]: [UInt8]] = [:]
+        for row in existing { kept[Array((try row[0] as String).utf8)] = Array((try row[1] as String).utf8) }
+        if zip(names, statements).allSatisfy({ kept[Array($0.utf8)] == Array($1.sql.utf8) }) { return }
         try dropTriggers(db, documentsName: documentsName, table: table.name, statements.map(\.suffix))
         for statement in statements {
             try db.execute(sql: statement.sql)
