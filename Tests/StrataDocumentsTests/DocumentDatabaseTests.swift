@@ -539,3 +539,54 @@ func obj(_ text: String) throws -> JSONObject {
         #expect(tables.contains("notes") && tables.contains("votes_docs") && tables.contains("votes_revs"))
     }
 }
+
+/// Document ids are bytes, as CouchDB's are: `café` with a precomposed `é`
+/// and `café` with `e` and a combining accent are two documents, though
+/// Swift's `==` takes the two strings for one.
+@Suite struct DocumentIDBytesTests {
+    static let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+
+    @Test func idsThatSwiftTakesForEqualAreTwoDocuments() throws {
+        let db = try makeDocuments()
+        let results = try db.bulkPut([["_id": .string(Self.composed), "v": 1], ["_id": .string(Self.decomposed), "v": 2]])
+        #expect(results.count == 2)
+        for result in results { _ = try result.get() }
+        #expect(try db.document(id: Self.composed)["v"] == 1)
+        #expect(try db.document(id: Self.decomposed)["v"] == 2)
+        let first = try db.put(["_id": .string(Self.composed), "v": 10, "_rev": db.document(id: Self.composed)["_rev"]!])
+        #expect(first.rev.hasPrefix("2-"))
+        #expect(try db.document(id: Self.decomposed)["v"] == 2)
+        // Replicated revisions of both in one batch.
+        let replicated = try db.bulkPut([
+            ["_id": .string(Self.composed), "_rev": .string("3-" + String(repeating: "c", count: 32)), "v": 30,
+             "_revisions": ["start": 3, "ids": [.string(String(repeating: "c", count: 32)), .string(String(first.rev.dropFirst(2)))]]],
+            ["_id": .string(Self.decomposed), "_rev": .string("5-" + String(repeating: "d", count: 32)), "v": 50],
+        ], newEdits: false)
+        for result in replicated { _ = try result.get() }
+        #expect(try db.document(id: Self.composed)["v"] == 30)
+        #expect(try db.document(id: Self.decomposed)["v"] == 50)
+    }
+}
+
+extension DocumentIDBytesTests {
+    /// A JSON object's members are named in bytes: the two spellings are two
+    /// members, kept with their values through a write and a read, and a
+    /// `_revs_diff` of the two ids answers for each.
+    @Test func memberNamesThatSwiftTakesForEqualAreTwoMembers() throws {
+        let text = "{\"\(Self.composed)\":1,\"\(Self.decomposed)\":2}"
+        let object = try obj(text)
+        #expect(object.count == 2)
+        #expect(object[Self.composed] == 1 && object[Self.decomposed] == 2)
+        #expect(JSON.object(object).text == text)
+        let db = try makeDocuments()
+        var document = object
+        document["_id"] = "menu"
+        _ = try db.put(document)
+        let read = try db.document(id: "menu")
+        #expect(read[Self.composed] == 1 && read[Self.decomposed] == 2)
+        // Equal objects only when the names are the same bytes.
+        #expect(JSONObject([(Self.composed, 1)]) != JSONObject([(Self.decomposed, 1)]))
+        let many = JSONObject((0..<40).map { (key: "k\($0)", value: JSON.int($0)) } + [(Self.composed, 1), (Self.decomposed, 2), ("k3", 33)])
+        #expect(many.count == 42 && many["k3"] == 33 && many[Self.decomposed] == 2)
+    }
+}

@@ -49,7 +49,7 @@ public final class Database {
 
     let state: ConnectionState
     /// Prepared statements by their SQL, compared byte for byte.
-    var statementCache: [SQLText: Statement] = [:]
+    var statementCache: [ExactString: Statement] = [:]
     /// What the layers above Core keep on a connection (prepared statements
     /// with what they need to reuse them), each under a key the layer owns
     /// and Core does not interpret. Emptied when the connection closes.
@@ -368,7 +368,7 @@ public final class Database {
     /// A cached statement still being stepped by a cursor is not handed out
     /// again: a fresh statement is prepared instead.
     func cachedStatement(sql: String) throws -> Statement {
-        if let statement = statementCache[SQLText(sql)] {
+        if let statement = statementCache[ExactString(sql)] {
             if sqlite3_stmt_busy(statement.sqliteStatement) == 0 {
                 return statement
             }
@@ -387,7 +387,7 @@ public final class Database {
         {
             statementCache.removeValue(forKey: victim)
         }
-        statementCache[SQLText(sql)] = statement
+        statementCache[ExactString(sql)] = statement
     }
 
     // MARK: - Executing
@@ -414,7 +414,7 @@ public final class Database {
     ///   before it have run.
     public func execute(sql: String, arguments: StatementArguments = []) throws {
         _ = try checkedConnection()
-        if let statement = statementCache[SQLText(sql)], sqlite3_stmt_busy(statement.sqliteStatement) == 0 {
+        if let statement = statementCache[ExactString(sql)], sqlite3_stmt_busy(statement.sqliteStatement) == 0 {
             try statement.execute(arguments: arguments)
             return
         }
@@ -435,7 +435,7 @@ public final class Database {
                 // A single statement: check the arguments before running it,
                 // and keep it for next time.
                 try consumer.checkAllUsed(sql: statement.sql)
-                if statementCache[SQLText(sql)] == nil, configuration.statementCacheCapacity > 0 {
+                if statementCache[ExactString(sql)] == nil, configuration.statementCacheCapacity > 0 {
                     cache(statement, for: sql)
                 }
             }
@@ -511,42 +511,3 @@ final class LayerCache {
     }
 }
 
-/// SQL (or a name) as a key of a statement cache: equal when its bytes are. Swift's
-/// `String` equality is canonical equivalence, under which a literal
-/// `'café'` with a precomposed `é` equals one with `e` and a combining
-/// accent; SQLite takes them for two different values (or names), so one's
-/// prepared statement must not run for the other.
-struct SQLText: Hashable {
-    let sql: String
-
-    init(_ sql: String) { self.sql = sql }
-
-    /// Whether two strings hold the same bytes; at once when they are the
-    /// same string (one storage, or the same small string), as a loop's
-    /// name given again is.
-    @inline(__always)
-    static func same(_ lhs: String, _ rhs: String) -> Bool {
-        if MemoryLayout<String>.size == 2 * MemoryLayout<UInt>.size,
-            unsafeBitCast(lhs, to: (UInt, UInt).self) == unsafeBitCast(rhs, to: (UInt, UInt).self) {
-            return true
-        }
-        return SQLText(lhs) == SQLText(rhs)
-    }
-
-    static func == (lhs: SQLText, rhs: SQLText) -> Bool {
-        let lhsUTF8 = lhs.sql.utf8, rhsUTF8 = rhs.sql.utf8
-        guard lhsUTF8.count == rhsUTF8.count else { return false }
-        return lhsUTF8.withContiguousStorageIfAvailable { left in
-            rhsUTF8.withContiguousStorageIfAvailable { right in
-                left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
-            }
-        }.flatMap { $0 } ?? lhsUTF8.elementsEqual(rhsUTF8)
-    }
-
-    func hash(into hasher: inout Hasher) {
-        let utf8 = sql.utf8
-        if utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
-            for byte in utf8 { hasher.combine(byte) }
-        }
-    }
-}

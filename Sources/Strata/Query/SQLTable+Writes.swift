@@ -498,7 +498,7 @@ extension Database {
     private func runPlain(_ insert: SQLInsert) throws -> Bool {
         try insert.setters.withUnsafeBufferPointer { setters in
             let cache = typedInserts
-            if let last = cache.last, SQLText.same(last.tableName, insert.tableName), !last.statement.isBusy {
+            if let last = cache.last, ExactString.same(last.tableName, insert.tableName), !last.statement.isBusy {
                 // The table of the previous insert, found without hashing
                 // its name; its columns are compared as the values are bound.
                 switch try last.bind(setters) {
@@ -513,13 +513,13 @@ extension Database {
                 }
             }
             let entry: TypedInsertStatement
-            if let cached = cache.statements[SQLText(insert.tableName)], !cached.statement.isBusy, cached.columns.match(setters) {
+            if let cached = cache.statements[ExactString(insert.tableName)], !cached.statement.isBusy, cached.columns.match(setters) {
                 entry = cached
             } else {
                 guard insert.isPlain else { return false }
                 let statement = try makeStatement(sql: insert.sqlLiteral.sql)
                 entry = TypedInsertStatement(tableName: insert.tableName, columns: TypedInsertColumns(setters), statement: statement)
-                cache.statements[SQLText(insert.tableName)] = entry
+                cache.statements[ExactString(insert.tableName)] = entry
             }
             cache.last = entry
             guard try entry.bind(setters) == .bound else { return false }
@@ -557,8 +557,8 @@ extension Database {
 /// thread at a time, and the dynamic checks were a measurable part of an
 /// insert.
 final class TypedInsertStatements {
-    /// By table name, compared in bytes (``SQLText``).
-    @exclusivity(unchecked) var statements: [SQLText: TypedInsertStatement] = [:]
+    /// By table name, compared in bytes (``ExactString``).
+    @exclusivity(unchecked) var statements: [ExactString: TypedInsertStatement] = [:]
     /// The entry the latest insert used, compared before `statements` is
     /// hashed: a loop of inserts goes to one table.
     @exclusivity(unchecked) var last: TypedInsertStatement?

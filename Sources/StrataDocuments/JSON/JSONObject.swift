@@ -1,6 +1,11 @@
 import Foundation
+import Strata
 
 /// A JSON object: members in the order they were written.
+///
+/// Member names are compared by their bytes, as CouchDB compares them: a
+/// name with a precomposed `é` and one with `e` and a combining accent are
+/// two members (Swift's `==` on `String` would take them for one).
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
     /// The members, in order.
     public private(set) var pairs: [(key: String, value: JSON)]
@@ -19,15 +24,15 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         }
         // Large objects (a `_revs_diff` of thousands of ids): names found by
         // hashing, not by a scan per member.
-        var places: [String: Int] = [:]
+        var places: [ExactString: Int] = [:]
         places.reserveCapacity(pairs.count)
         var members: [(key: String, value: JSON)] = []
         members.reserveCapacity(pairs.count)
         for pair in pairs {
-            if let place = places[pair.key] {
+            if let place = places[ExactString(pair.key)] {
                 members[place].value = pair.value
             } else {
-                places[pair.key] = members.count
+                places[ExactString(pair.key)] = members.count
                 members.append(pair)
             }
         }
@@ -41,9 +46,9 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// The member named `key`; setting `nil` removes it, setting a new key
     /// appends it.
     public subscript(key: String) -> JSON? {
-        get { pairs.first { $0.key == key }?.value }
+        get { pairs.first { ExactString.same($0.key, key) }?.value }
         set {
-            if let i = pairs.firstIndex(where: { $0.key == key }) {
+            if let i = pairs.firstIndex(where: { ExactString.same($0.key, key) }) {
                 if let newValue { pairs[i].value = newValue } else { pairs.remove(at: i) }
             } else if let newValue {
                 pairs.append((key, newValue))
@@ -64,7 +69,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.pairs.count == rhs.pairs.count
-            && zip(lhs.pairs, rhs.pairs).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+            && zip(lhs.pairs, rhs.pairs).allSatisfy { ExactString.same($0.key, $1.key) && $0.value == $1.value }
     }
 
     public func hash(into hasher: inout Hasher) {
