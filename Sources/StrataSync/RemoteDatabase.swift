@@ -212,9 +212,10 @@ public struct RemoteDatabase: DocumentStore {
             do {
                 let flat = requests.flatMap { request in request.revisions!.map { (id: request.id, rev: Optional($0)) } }
                 let answered = try await bulkGet(flat, revs: options.revs, latest: options.latest, attachments: options.attachments)
-                var byID: [String: [OpenRevision]] = [:]
-                for (id, docs) in answered { byID[id, default: []] += docs }
-                return requests.map { .success(byID[$0.id] ?? []) }
+                // By id, compared in bytes, as the server keeps ids apart.
+                var byID: [ExactString: [OpenRevision]] = [:]
+                for (id, docs) in answered { byID[ExactString(id), default: []] += docs }
+                return requests.map { .success(byID[ExactString($0.id)] ?? []) }
             } catch let error as RemoteError where [400, 404, 405, 501].contains(error.status) {
                 bulkGetWorks.value = false
             }
@@ -233,14 +234,24 @@ public struct RemoteDatabase: DocumentStore {
     /// `POST /{db}/_revs_diff`: of the given revisions by id, those this
     /// database lacks, with the leaves they could descend from.
     public func revisionsDiff(_ request: [String: [String]]) async throws -> [String: (missing: [String], possibleAncestors: [String])] {
-        let body = JSONObject(request.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSON.array($0.value.map(JSON.string))) })
-        let object = try await client.json("POST", [name, "_revs_diff"], body: .object(body))
         var diff: [String: (missing: [String], possibleAncestors: [String])] = [:]
-        for (id, entry) in object {
-            diff[id] = (entry["missing"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-                        entry["possible_ancestors"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        for entry in try await revisionsDiff(request.sorted { $0.key < $1.key }.map { (id: $0.key, revisions: $0.value) }) {
+            diff[entry.id] = (entry.missing, entry.possibleAncestors)
         }
         return diff
+    }
+
+    /// `POST /{db}/_revs_diff` for a list of ids, each with revisions: the
+    /// ids with revisions this database lacks, as the server answers them.
+    /// Ids are kept apart by their bytes, as CouchDB keeps them.
+    public func revisionsDiff(_ request: [(id: String, revisions: [String])]) async throws -> [(id: String, missing: [String], possibleAncestors: [String])] {
+        let merged = DocumentDatabase.mergingRevisionsByID(request)
+        let body = JSONObject(merged.map { (key: $0.id, value: JSON.array($0.revisions.map(JSON.string))) })
+        let object = try await client.json("POST", [name, "_revs_diff"], body: .object(body))
+        return object.map { id, entry in
+            (id, entry["missing"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+             entry["possible_ancestors"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        }
     }
 
     /// `POST /{db}/_find`: a Mango query.

@@ -34,9 +34,10 @@ protocol ReplicationPeer: Sendable {
     /// Changes after `since` (all leaf revisions); with `wait`, a longpoll.
     func changes(since: ChangeSequence, limit: Int, filter: ReplicationFilter?, wait: Duration?) async throws -> ChangesResult
     /// Of the given revisions, those missing here.
-    func missingRevisions(_ revisions: [String: [String]]) async throws -> [String: [String]]
+    /// Ids are kept apart by their bytes, as CouchDB keeps them.
+    func missingRevisions(_ revisions: [(id: String, revisions: [String])]) async throws -> [(id: String, revisions: [String])]
     /// The revisions with `_revisions` and attachments inline.
-    func revisions(_ wanted: [String: [String]]) async throws -> [JSONObject]
+    func revisions(_ wanted: [(id: String, revisions: [String])]) async throws -> [JSONObject]
     /// Writes with `new_edits=false`; answers the failures.
     func write(_ documents: [JSONObject]) async throws -> [DocumentError]
     func checkpoint(_ id: String) async throws -> JSONObject?
@@ -87,12 +88,12 @@ struct StorePeer: ReplicationPeer {
         return try await store.changes(options)
     }
 
-    func missingRevisions(_ revisions: [String: [String]]) async throws -> [String: [String]] {
-        try await store.revisionsDiff(revisions).mapValues(\.missing).filter { !$0.value.isEmpty }
+    func missingRevisions(_ revisions: [(id: String, revisions: [String])]) async throws -> [(id: String, revisions: [String])] {
+        try await store.revisionsDiff(revisions).filter { !$0.missing.isEmpty }.map { (id: $0.id, revisions: $0.missing) }
     }
 
-    func revisions(_ wanted: [String: [String]]) async throws -> [JSONObject] {
-        let requests = wanted.keys.sorted().map { (id: $0, revisions: Optional(wanted[$0]!)) }
+    func revisions(_ wanted: [(id: String, revisions: [String])]) async throws -> [JSONObject] {
+        let requests = wanted.sorted { $0.id < $1.id }.map { (id: $0.id, revisions: Optional($0.revisions)) }
         let results = try await store.openRevisions(requests, options: DocumentReadOptions(revs: true, attachments: true, latest: true))
         var documents: [JSONObject] = []
         for case .success(let revisions) in results {

@@ -204,11 +204,14 @@ public struct Replicator: Sendable {
         let page = try await attempt(wait == nil ? "read the source's changes" : "wait for the source's changes") {
             try await source.changes(since: since, limit: options.batchSize, filter: options.filter, wait: wait)
         }
-        var asked: [String: [String]] = [:]
-        for change in page.results where !(options.skipsDesignDocuments && change.id.hasBytePrefix("_design/")) {
-            asked[change.id, default: []].append(contentsOf: change.changes)
-        }
-        let checked = asked.values.reduce(0) { $0 + $1.count }
+        // By id, kept apart by their bytes as CouchDB keeps them (a
+        // dictionary of Swift strings would take a precomposed `é` and `e`
+        // with a combining accent for one id, and one document would not
+        // be replicated).
+        let asked = DocumentDatabase.mergingRevisionsByID(page.results.compactMap { change in
+            options.skipsDesignDocuments && change.id.hasBytePrefix("_design/") ? nil : (id: change.id, revisions: change.changes)
+        })
+        let checked = asked.reduce(0) { $0 + $1.revisions.count }
         guard !asked.isEmpty else { return Batch(page: page, checked: 0, documents: []) }
         let missing = try await attempt("ask the target which revisions it lacks (_revs_diff)") { try await target.missingRevisions(asked) }
         guard !missing.isEmpty else { return Batch(page: page, checked: checked, documents: []) }

@@ -590,3 +590,19 @@ extension DocumentIDBytesTests {
         #expect(many.count == 42 && many["k3"] == 33 && many[Self.decomposed] == 2)
     }
 }
+
+extension DocumentIDBytesTests {
+    /// A batch large enough to find its new documents in one query: an
+    /// edit of `café` (precomposed) beside a new `café` (combining accent)
+    /// is an edit, not a new document.
+    @Test func aBatchTellsAnEditFromANewDocumentSpelledTheOtherWay() throws {
+        let db = try makeDocuments()
+        let first = try db.put(["_id": .string(Self.composed), "v": 1])
+        var batch: [JSONObject] = [["_id": .string(Self.composed), "_rev": .string(first.rev), "v": 10], ["_id": .string(Self.decomposed), "v": 2]]
+        batch += (0..<8).map { ["_id": .string("filler\($0)")] }
+        for result in try db.bulkPut(batch) { _ = try result.get() }
+        #expect(try db.document(id: Self.composed)["v"] == 10)
+        #expect(try db.document(id: Self.composed)["_rev"]?.stringValue?.hasPrefix("2-") == true)
+        #expect(try db.document(id: Self.decomposed)["v"] == 2)
+    }
+}

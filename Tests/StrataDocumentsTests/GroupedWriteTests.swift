@@ -61,6 +61,34 @@ import Testing
         #expect(try await db.document(id: "counter")["_rev"]?.stringValue?.hasPrefix("40-") == true)
     }
 
+    /// Calls on two documents whose ids Swift's `==` takes for one (a
+    /// precomposed `é`, and `e` with a combining accent) are two documents'
+    /// calls: never batched together, each applied to its own document.
+    @Test func concurrentUpdatesOnIDsSpelledTwoWaysStayApart() async throws {
+        let db = try makeDocuments()
+        let ids = ["caf\u{E9}", "cafe\u{301}"]
+        _ = try await db.put(["_id": .string(ids[0]), "n": 0])
+        _ = try await db.put(["_id": .string(ids[1]), "n": 100])
+        var functions = DesignFunctions()
+        functions.updates["add"] = { doc, _ in
+            var doc = doc ?? [:]
+            doc["n"] = .int((doc["n"]?.intValue ?? 0) + 1)
+            return (doc, doc["_id"] ?? .null)
+        }
+        try db.register(design: "app", functions)
+        let answers = try await withThrowingTaskGroup(of: (String, JSON).self) { group in
+            for call in 0..<60 {
+                let id = ids[call % 2]
+                group.addTask { (id, try await db.runUpdate(design: "app", function: "add", id: id).response) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        // Each call saw its own document.
+        #expect(answers.allSatisfy { Array($0.0.utf8) == $0.1.stringValue.map { Array($0.utf8) } })
+        #expect(try await db.document(id: ids[0])["n"] == 30)
+        #expect(try await db.document(id: ids[1])["n"] == 130)
+    }
+
     /// An update function sees the newest 20 revision ids of its document's
     /// path, as CouchDB 3 hands a document to a design function, whether
     /// the document was read for the call or carried over from the call

@@ -103,12 +103,12 @@ struct HeldPeer: ReplicationPeer {
     func changes(since: ChangeSequence, limit: Int, filter: ReplicationFilter?, wait: Duration?) async throws -> ChangesResult {
         try await inner.changes(since: since, limit: limit, filter: filter, wait: wait)
     }
-    func missingRevisions(_ revisions: [String: [String]]) async throws -> [String: [String]] {
+    func missingRevisions(_ revisions: [(id: String, revisions: [String])]) async throws -> [(id: String, revisions: [String])] {
         let missing = try await inner.missingRevisions(revisions)
         try await afterMissing(await calls.next("missing"))
         return missing
     }
-    func revisions(_ wanted: [String: [String]]) async throws -> [JSONObject] {
+    func revisions(_ wanted: [(id: String, revisions: [String])]) async throws -> [JSONObject] {
         try await beforeRevisions(await calls.next("revisions"))
         return try await inner.revisions(wanted)
     }

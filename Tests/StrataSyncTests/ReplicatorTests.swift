@@ -481,3 +481,34 @@ import Testing
         #expect(try await source.localDocument(id: id)?["source_last_seq"] == target.localDocument(id: id)?["source_last_seq"])
     }
 }
+
+/// Document ids are bytes to the replicator, as to CouchDB.
+@Suite struct ReplicatedIDBytesTests {
+    /// Ids spelled with a precomposed `é` and with `e` and a combining
+    /// accent are two documents to CouchDB (bytes), though Swift's `==`
+    /// takes the strings for one: both replicate, between local stores and
+    /// through `strata serve`.
+    @Test func idsThatDifferOnlyInTheirUnicodeFormBothReplicate() async throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        let phone = try DocumentDatabase(path: makeTemporaryPath("phone.sqlite"))
+        try await phone.put(["_id": .string(composed), "v": 1])
+        try await phone.put(["_id": .string(decomposed), "v": 2])
+        let tablet = try DocumentDatabase(path: makeTemporaryPath("tablet.sqlite"))
+        let local = try await Replicator(source: phone, target: tablet, options: ReplicationOptions()).run()
+        #expect(local.documentsWritten == 2)
+        #expect(try await tablet.document(id: composed)["v"] == 1)
+        #expect(try await tablet.document(id: decomposed)["v"] == 2)
+        let server = try await RunningServer.start()
+        defer { server.stop() }
+        let remote = try server.client().database("menu")
+        let pushed = try await Replicator(source: phone, target: remote, options: ReplicationOptions(createTarget: true)).run()
+        #expect(pushed.documentsWritten == 2)
+        #expect(try await remote.document(id: composed)["v"] == 1)
+        #expect(try await remote.document(id: decomposed)["v"] == 2)
+        let laptop = try DocumentDatabase(path: makeTemporaryPath("laptop.sqlite"))
+        let pulled = try await Replicator(source: remote, target: laptop, options: ReplicationOptions()).run()
+        #expect(pulled.documentsWritten == 2)
+        #expect(try await laptop.document(id: composed)["v"] == 1)
+        #expect(try await laptop.document(id: decomposed)["v"] == 2)
+    }
+}

@@ -72,6 +72,10 @@ extension DocumentDatabase: DocumentStore {
         try await run { try self.revisionsDiff(request) }
     }
 
+    public func revisionsDiff(_ request: [(id: String, revisions: [String])]) async throws -> [(id: String, missing: [String], possibleAncestors: [String])] {
+        try await run { try self.revisionsDiff(request) }
+    }
+
     public func openRevisions(_ requests: [(id: String, revisions: [String]?)], options: DocumentReadOptions = DocumentReadOptions()) async throws -> [Result<[OpenRevision], DocumentError>] {
         let requests = requests.map { Request(id: $0.id, revisions: $0.revisions) }
         return try await run { try self.openRevisions(requests.map { ($0.id, $0.revisions) }, options: options) }

@@ -217,7 +217,7 @@ public final class DocumentDatabase: Sendable {
             let firsts = try tables.onlyFirstRevisions(db, ids: requests.map(\.id), options: options)
             return try requests.map { request in
                 do {
-                    if let first = firsts[request.id] {
+                    if let first = firsts[ExactString(request.id)] {
                         return .success(try tables.openRevisions(db, first: first, revisions: request.revisions, options: options, revsLimit: revsLimit))
                     }
                     return .success(try tables.openRevisions(db, id: request.id, revisions: request.revisions, options: options, revsLimit: revsLimit))
@@ -230,26 +230,62 @@ public final class DocumentDatabase: Sendable {
 
     /// CouchDB's `_revs_diff`: for each id, the revisions this database lacks
     /// and the leaves it has that could be their ancestors.
+    ///
+    /// A dictionary's keys are Swift strings, which take two ids CouchDB
+    /// tells apart for one (a precomposed `é` and `e` with a combining
+    /// accent); the list form, ``revisionsDiff(_:)-(([(id:String,revisions:[String])]))``,
+    /// keeps them apart.
     public func revisionsDiff(_ request: [String: [String]]) throws -> [String: (missing: [String], possibleAncestors: [String])] {
+        var answer: [String: (missing: [String], possibleAncestors: [String])] = [:]
+        for entry in try revisionsDiff(request.map { (id: $0.key, revisions: $0.value) }) {
+            answer[entry.id] = (entry.missing, entry.possibleAncestors)
+        }
+        return answer
+    }
+
+    /// CouchDB's `_revs_diff` for a list of ids, each with revisions: the
+    /// ids with revisions this database lacks, in the order asked, with the
+    /// leaves it has that could be their ancestors. Ids are compared in
+    /// bytes, as CouchDB compares them; an id listed twice is asked once,
+    /// with the revisions of both.
+    public func revisionsDiff(_ request: [(id: String, revisions: [String])]) throws -> [(id: String, missing: [String], possibleAncestors: [String])] {
+        let request = Self.mergingRevisionsByID(request)
         let tables = self.tables
         return try writer.read { db in
             // The ids with a revision here, in one query: the others (most
             // of a first replication's) have no tree to read.
             let known = Set(try String.fetchAll(db, sql: "SELECT id FROM \(tables.docs) WHERE id IN (SELECT value FROM json_each(?))",
-                                                arguments: [JSON.array(request.keys.map(JSON.string)).text]))
-            var answer: [String: (missing: [String], possibleAncestors: [String])] = [:]
+                                                arguments: [JSON.array(request.map { JSON.string($0.id) }).text]).map(ExactString.init))
+            var answer: [(id: String, missing: [String], possibleAncestors: [String])] = []
             for (id, revs) in request {
-                let tree = known.contains(id) ? try tables.loadTree(db, id: id) : RevisionTree([])
+                let tree = known.contains(ExactString(id)) ? try tables.loadTree(db, id: id) : RevisionTree([])
                 let parsed = revs.compactMap(Revision.init)
                 let unparsable = revs.filter { Revision($0) == nil }
                 let (missing, ancestors) = tree.missing(parsed)
                 let all = missing.map(\.description) + unparsable
                 if !all.isEmpty {
-                    answer[id] = (all, ancestors.map(\.description))
+                    answer.append((id, all, ancestors.map(\.description)))
                 }
             }
             return answer
         }
+    }
+
+    /// `request` with each id once (compared in bytes), in the order of its
+    /// first appearance, with the revisions of all its appearances.
+    package static func mergingRevisionsByID(_ request: [(id: String, revisions: [String])]) -> [(id: String, revisions: [String])] {
+        var places: [ExactString: Int] = [:]
+        var merged: [(id: String, revisions: [String])] = []
+        merged.reserveCapacity(request.count)
+        for (id, revisions) in request {
+            if let place = places[ExactString(id)] {
+                merged[place].revisions += revisions
+            } else {
+                places[ExactString(id)] = merged.count
+                merged.append((id, revisions))
+            }
+        }
+        return merged
     }
 
     /// Facts CouchDB's `GET /{db}` gives.

@@ -58,6 +58,11 @@ public protocol DocumentStore: Sendable {
     /// `_revs_diff`: of the given revisions by id, those this database
     /// lacks, with the leaves they could descend from.
     func revisionsDiff(_ request: [String: [String]]) async throws -> [String: (missing: [String], possibleAncestors: [String])]
+    /// `_revs_diff` for a list of ids, each with revisions: the ids with
+    /// revisions this database lacks, in the order asked. Ids are compared
+    /// in bytes, as CouchDB compares them (a dictionary's `String` keys are
+    /// not: a precomposed `é` and `e` with a combining accent are one key).
+    func revisionsDiff(_ request: [(id: String, revisions: [String])]) async throws -> [(id: String, missing: [String], possibleAncestors: [String])]
     /// `_bulk_get` (`open_revs` per document where a server has no
     /// `_bulk_get`): for each request the revisions asked for (nil: every
     /// leaf), each a document or missing, or the error that id gave.

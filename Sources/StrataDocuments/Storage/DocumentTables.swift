@@ -335,7 +335,7 @@ struct DocumentTables: Sendable {
             let before = batch.last
             // A document's second revision in the batch reads the tree the
             // first made (and so does every write after a rollback).
-            let isNew = documents[i]["_id"]?.stringValue.map { new.remove($0) != nil } ?? false
+            let isNew = documents[i]["_id"]?.stringValue.map { new.remove(ExactString($0)) != nil } ?? false
             do {
                 try validation?(db, documents[i])
                 // `DocumentDatabase.bulkPut` checked every document's shape
@@ -355,12 +355,13 @@ struct DocumentTables: Sendable {
 
     /// The ids of a batch's documents that have no revision here, in one
     /// query (a batch of fewer than `Batch.preparedFrom` asks none): their
-    /// trees are empty, and need not be read one by one.
-    private func newDocuments(_ db: Database, _ documents: [JSONObject]) throws -> Set<String> {
+    /// trees are empty, and need not be read one by one. Compared in bytes:
+    /// an id Swift's `==` takes for another's is another document.
+    private func newDocuments(_ db: Database, _ documents: [JSONObject]) throws -> Set<ExactString> {
         guard documents.count >= Batch.preparedFrom else { return [] }
         let ids = documents.compactMap { $0["_id"]?.stringValue }
         return Set(try String.fetchAll(db, sql: "SELECT j.value FROM json_each(?) AS j WHERE NOT EXISTS (SELECT 1 FROM \(revs) WHERE doc = j.value)",
-                                       arguments: [JSON.array(ids.map(JSON.string)).text]))
+                                       arguments: [JSON.array(ids.map(JSON.string)).text]).map(ExactString.init))
     }
 
     /// Runs `write(0)`, `write(1)`, … `write(count - 1)` in the open
@@ -980,9 +981,10 @@ struct DocumentTables: Sendable {
     /// alone and have no attachments, read in one query; none when
     /// `options` asks for what only the tree or the stored revision gives
     /// (`revs_info`, the local sequence).
-    func onlyFirstRevisions(_ db: Database, ids: [String], options: DocumentReadOptions) throws -> [String: OnlyFirstRevision] {
+    /// By id, compared in bytes.
+    func onlyFirstRevisions(_ db: Database, ids: [String], options: DocumentReadOptions) throws -> [ExactString: OnlyFirstRevision] {
         guard !options.revsInfo, !options.localSequence, !ids.isEmpty else { return [:] }
-        var firsts: [String: OnlyFirstRevision] = [:]
+        var firsts: [ExactString: OnlyFirstRevision] = [:]
         let rows = try Row.fetchCursor(db, sql: """
             SELECT id, rev, deleted, body FROM \(docs)
             WHERE id IN (SELECT value FROM json_each(?)) AND leaves = 1 AND attachments IS NULL AND rev LIKE '1-%'
@@ -990,7 +992,7 @@ struct DocumentTables: Sendable {
         while let row = try rows.next() {
             guard let rev = Revision(try row[1] as String), rev.depth == 1 else { continue }
             let id: String = try row[0]
-            firsts[id] = OnlyFirstRevision(id: id, rev: rev, deleted: try row[2], body: try row[3])
+            firsts[ExactString(id)] = OnlyFirstRevision(id: id, rev: rev, deleted: try row[2], body: try row[3])
         }
         return firsts
     }

@@ -11,7 +11,9 @@ final class KeyedBatcher<Item: Sendable, Outcome: Sendable>: Sendable {
     /// the whole batch.
     typealias Run = @Sendable ([Item]) throws -> [Result<Outcome, any Error>]
     private typealias Waiter = (item: Item, run: Run, continuation: CheckedContinuation<Outcome, any Error>)
-    private let queues = Locked<[String: [Waiter]]>([:])
+    /// By key, compared in bytes (two document ids Swift's `==` takes for
+    /// one are two keys).
+    private let queues = Locked<[ExactString: [Waiter]]>([:])
     /// The most items one batch takes.
     let limit: Int
     /// Where batches run (never Swift's cooperative pool: they block).
@@ -25,7 +27,8 @@ final class KeyedBatcher<Item: Sendable, Outcome: Sendable>: Sendable {
     /// Runs `item` in the next batch of `key`; the first item's `run` runs
     /// the batch (items of one key must be runnable together).
     func submit(_ key: String, _ item: Item, run: @escaping Run) async throws -> Outcome {
-        try await withCheckedThrowingContinuation { continuation in
+        let key = ExactString(key)
+        return try await withCheckedThrowingContinuation { continuation in
             let start = queues.withLock { queues -> Bool in
                 if queues[key] != nil {
                     queues[key]!.append((item, run, continuation))
@@ -38,7 +41,7 @@ final class KeyedBatcher<Item: Sendable, Outcome: Sendable>: Sendable {
         }
     }
 
-    private func drain(_ key: String) {
+    private func drain(_ key: ExactString) {
         while true {
             let batch = queues.withLock { queues -> [Waiter] in
                 let waiting = queues[key] ?? []

@@ -197,32 +197,28 @@ struct BulkHandlers: Sendable {
     func missingRevisions(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
         let request = try Self.revisionsRequest(r.object())
         let diff = try await offload { try db.revisionsDiff(request) }
-        var missing = JSONObject()
-        for (id, d) in diff.sorted(by: { $0.key < $1.key }) where !d.missing.isEmpty { missing[id] = .array(d.missing.map(JSON.string)) }
-        return .json(["missing_revs": .object(missing)])
+        let missing = diff.sorted { $0.id < $1.id }.map { (key: $0.id, value: JSON.array($0.missing.map(JSON.string))) }
+        return .json(["missing_revs": .object(JSONObject(missing))])
     }
 
     /// `{"id": ["rev", …], …}`, as `_revs_diff`, `_missing_revs` and
     /// `_purge` take it.
-    static func revisionsRequest(_ body: JSONObject) throws -> [String: [String]] {
-        var request: [String: [String]] = [:]
-        for (id, revs) in body {
+    /// Ids in the body's order, kept apart by their bytes.
+    static func revisionsRequest(_ body: JSONObject) throws -> [(id: String, revisions: [String])] {
+        try body.map { id, revs in
             guard let list = revs.arrayValue else { throw DocumentError(.badRequest, "revs must be a list") }
-            request[id] = list.compactMap(\.stringValue)
+            return (id, list.compactMap(\.stringValue))
         }
-        return request
     }
 
     func revisionsDiff(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
         let body = try r.object()
         let request = try Self.revisionsRequest(body)
         let diff = try await offload { try db.revisionsDiff(request) }
-        var out: [(key: String, value: JSON)] = []
-        for (id, _) in body {
-            guard let d = diff[id] else { continue }
+        let out = diff.map { d -> (key: String, value: JSON) in
             var o: JSONObject = ["missing": .array(d.missing.map(JSON.string))]
             if !d.possibleAncestors.isEmpty { o["possible_ancestors"] = .array(d.possibleAncestors.map(JSON.string)) }
-            out.append((id, .object(o)))
+            return (d.id, .object(o))
         }
         return .json(.object(JSONObject(out)))
     }

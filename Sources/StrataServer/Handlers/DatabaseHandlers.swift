@@ -93,8 +93,9 @@ struct DatabaseHandlers: Sendable {
     func purge(_ db: DocumentDatabase, _ r: CouchRequest) async throws -> HTTPAnswer {
         let request = try BulkHandlers.revisionsRequest(r.object())
         guard request.count <= 100 else { throw DocumentError(.badRequest, "Exceeded maximum number of documents.") }
-        guard request.values.map(\.count).reduce(0, +) <= 1000 else { throw DocumentError(.badRequest, "Exceeded maximum number of revisions.") }
-        let purged = try await offload { try db.purge(request) }
+        guard request.map(\.revisions.count).reduce(0, +) <= 1000 else { throw DocumentError(.badRequest, "Exceeded maximum number of revisions.") }
+        let byID = Dictionary(request.map { ($0.id, $0.revisions) }, uniquingKeysWith: +)
+        let purged = try await offload { try db.purge(byID) }
         let answer = JSONObject(purged.sorted { $0.key < $1.key }.map { ($0.key, JSON.array($0.value.map(JSON.string))) })
         return .json(["purge_seq": .null, "purged": .object(answer)], status: .created)
     }
