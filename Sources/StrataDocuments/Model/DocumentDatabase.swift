@@ -233,8 +233,8 @@ public final class DocumentDatabase: Sendable {
     ///
     /// A dictionary's keys are Swift strings, which take two ids CouchDB
     /// tells apart for one (a precomposed `é` and `e` with a combining
-    /// accent); the list form, ``revisionsDiff(_:)-(([(id:String,revisions:[String])]))``,
-    /// keeps them apart.
+    /// accent); the list form, `revisionsDiff(_:)` given `(id:revisions:)`
+    /// pairs, keeps them apart.
     public func revisionsDiff(_ request: [String: [String]]) throws -> [String: (missing: [String], possibleAncestors: [String])] {
         var answer: [String: (missing: [String], possibleAncestors: [String])] = [:]
         for entry in try revisionsDiff(request.map { (id: $0.key, revisions: $0.value) }) {
