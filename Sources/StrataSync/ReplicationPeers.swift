@@ -78,7 +78,7 @@ struct StorePeer: ReplicationPeer {
     func changes(since: ChangeSequence, limit: Int, filter: ReplicationFilter?, wait: Duration?) async throws -> ChangesResult {
         var options = ChangesOptions(since: since, limit: limit, style: .allDocs, longpoll: wait)
         switch filter {
-        case .documentIDs(let ids): options.documentIDs = Set(ids)
+        case .documentIDs(let ids): options.documentIDs = ids
         case .selector(let selector): options.selector = selector
         case .function(let name, let parameters):
             options.designFilter = name

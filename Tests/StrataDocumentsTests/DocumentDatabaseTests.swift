@@ -606,3 +606,17 @@ extension DocumentIDBytesTests {
         #expect(try db.document(id: Self.decomposed)["v"] == 2)
     }
 }
+
+extension DocumentIDBytesTests {
+    /// A purge of both spellings in one request purges both documents.
+    @Test func aPurgeOfBothSpellingsPurgesBoth() throws {
+        let db = try makeDocuments()
+        let first = try db.put(["_id": .string(Self.composed)])
+        let second = try db.put(["_id": .string(Self.decomposed)])
+        let purged = try db.purge([(id: Self.composed, revisions: [first.rev]), (id: Self.decomposed, revisions: [second.rev])])
+        #expect(purged.map { Array($0.id.utf8) } == [Array(Self.composed.utf8), Array(Self.decomposed.utf8)])
+        #expect(purged.map(\.revisions) == [[first.rev], [second.rev]])
+        #expect(throws: DocumentError.self) { try db.document(id: Self.composed) }
+        #expect(throws: DocumentError.self) { try db.document(id: Self.decomposed) }
+    }
+}

@@ -235,6 +235,14 @@ import Testing
         #expect(try await server.send("GET", "/db/_purged_infos_limit", user: admin).1 == 10)
         #expect(try await server.send("PUT", "/db/_purged_infos_limit", json: "0", user: admin).0 == 400)
         #expect(try await server.send("GET", "/db/_purged_infos_limit").0 == 401)
+        // Ids are bytes: café with a precomposed é and with e and a
+        // combining accent are two documents, purged together.
+        let composed = try await server.send("PUT", "/db/caf%C3%A9", json: "{}").1?["rev"]?.stringValue ?? ""
+        let decomposed = try await server.send("PUT", "/db/cafe%CC%81", json: "{}").1?["rev"]?.stringValue ?? ""
+        let both = try await server.send("POST", "/db/_purge", json: "{\"caf\u{E9}\":[\"\(composed)\"],\"cafe\u{301}\":[\"\(decomposed)\"]}", user: admin)
+        #expect(both.0 == 201 && both.1?["purged"]?.objectValue?.count == 2)
+        #expect(try await server.send("GET", "/db/caf%C3%A9").0 == 404)
+        #expect(try await server.send("GET", "/db/cafe%CC%81").0 == 404)
     }
 
     @Test func missingRevisionsQueriesAndMeta() async throws {

@@ -498,6 +498,14 @@ import Testing
         #expect(local.documentsWritten == 2)
         #expect(try await tablet.document(id: composed)["v"] == 1)
         #expect(try await tablet.document(id: decomposed)["v"] == 2)
+        // A replication of just these two ids, and the server's changes
+        // feed asked for both.
+        var byIDs = ReplicationOptions()
+        byIDs.filter = .documentIDs([composed, decomposed])
+        let watch = try DocumentDatabase(path: makeTemporaryPath("watch.sqlite"))
+        let filtered = try await Replicator(source: phone, target: watch, options: byIDs).run()
+        #expect(filtered.documentsWritten == 2)
+        #expect(try await watch.document(id: decomposed)["v"] == 2)
         let server = try await RunningServer.start()
         defer { server.stop() }
         let remote = try server.client().database("menu")
@@ -505,6 +513,8 @@ import Testing
         #expect(pushed.documentsWritten == 2)
         #expect(try await remote.document(id: composed)["v"] == 1)
         #expect(try await remote.document(id: decomposed)["v"] == 2)
+        let changes = try await remote.changes(ChangesOptions(documentIDs: [decomposed, composed])).results.map { Array($0.id.utf8) }
+        #expect(changes.count == 2 && Set(changes) == [Array(composed.utf8), Array(decomposed.utf8)])
         let laptop = try DocumentDatabase(path: makeTemporaryPath("laptop.sqlite"))
         let pulled = try await Replicator(source: remote, target: laptop, options: ReplicationOptions()).run()
         #expect(pulled.documentsWritten == 2)

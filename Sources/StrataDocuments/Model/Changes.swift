@@ -25,8 +25,11 @@ public struct ChangesOptions: Sendable {
     /// With ``includeDocs``, each document with its `_conflicts`
     /// (`conflicts`).
     public var conflicts = false
-    /// Only these documents (`filter=_doc_ids`).
-    public var documentIDs: Set<String>?
+    /// Only these documents (`filter=_doc_ids`). A list, not a set: ids
+    /// are bytes to CouchDB, and a `Set<String>` would keep one of two ids
+    /// that Swift's `==` takes for one (a precomposed `é` and `e` with a
+    /// combining accent). Order and repeats do not matter.
+    public var documentIDs: [String]?
     /// Only documents matching this Mango selector (`filter=_selector`).
     public var selector: JSON?
     /// Only design documents (`filter=_design`).
@@ -58,7 +61,7 @@ public struct ChangesOptions: Sendable {
     }
 
     /// Options with the given values; the defaults are CouchDB's.
-    public init(since: ChangeSequence = .start, limit: Int? = nil, descending: Bool = false, style: Style = .mainOnly, includeDocs: Bool = false, conflicts: Bool = false, documentIDs: Set<String>? = nil, selector: JSON? = nil, designOnly: Bool = false, designFilter: String? = nil, filterParameters: [String: String] = [:], longpoll: Duration? = nil) {
+    public init(since: ChangeSequence = .start, limit: Int? = nil, descending: Bool = false, style: Style = .mainOnly, includeDocs: Bool = false, conflicts: Bool = false, documentIDs: [String]? = nil, selector: JSON? = nil, designOnly: Bool = false, designFilter: String? = nil, filterParameters: [String: String] = [:], longpoll: Duration? = nil) {
         self.since = since
         self.limit = limit
         self.descending = descending

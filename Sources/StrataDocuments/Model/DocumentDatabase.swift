@@ -333,11 +333,25 @@ public final class DocumentDatabase: Sendable {
     /// - Returns: for each id, the revisions purged.
     @discardableResult
     public func purge(_ request: [String: [String]]) throws -> [String: [String]] {
+        var purged: [String: [String]] = [:]
+        for entry in try purge(request.map { (id: $0.key, revisions: $0.value) }) { purged[entry.id] = entry.revisions }
+        return purged
+    }
+
+    /// ``purge(_:)-([String:[String]])`` for a list of ids, each with
+    /// revisions, in one transaction: ids are compared in bytes, as CouchDB
+    /// compares them (a dictionary's `String` keys take a precomposed `é`
+    /// and `e` with a combining accent for one key); an id listed twice is
+    /// purged once, of the revisions of both.
+    ///
+    /// - Returns: each id once, in the order asked, with the revisions
+    ///   purged.
+    @discardableResult
+    public func purge(_ request: [(id: String, revisions: [String])]) throws -> [(id: String, revisions: [String])] {
+        let request = Self.mergingRevisionsByID(request)
         let tables = self.tables
         return try writer.write { db in
-            var purged: [String: [String]] = [:]
-            for (id, revisions) in request { purged[id] = try tables.purge(db, id: id, revisions: revisions) }
-            return purged
+            try request.map { (id: $0.id, revisions: try tables.purge(db, id: $0.id, revisions: $0.revisions)) }
         }
     }
 

@@ -34,7 +34,7 @@ struct ChangesHandlers: Sendable {
         case "_doc_ids":
             let ids = try body?["doc_ids"]?.arrayValue ?? r.jsonQuery("doc_ids")?.arrayValue
             guard let ids else { throw DocumentError(.badRequest, "filter=_doc_ids needs doc_ids") }
-            options.documentIDs = Set(ids.compactMap(\.stringValue))
+            options.documentIDs = ids.compactMap(\.stringValue)
         case "_selector":
             guard let selector = body?["selector"] else { throw DocumentError(.badRequest, "Selector must be specified in POST payload") }
             _ = try MangoSelector(selector)
@@ -51,7 +51,7 @@ struct ChangesHandlers: Sendable {
             guard parts.count == 2 else { throw DocumentError(.badRequest, "`filter` parameter is not correctly formatted") }
         }
         if r.query["filter"] == nil, let ids = body?["doc_ids"]?.arrayValue {
-            options.documentIDs = Set(ids.compactMap(\.stringValue))
+            options.documentIDs = ids.compactMap(\.stringValue)
         }
         return options
     }

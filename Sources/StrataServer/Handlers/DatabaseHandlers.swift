@@ -94,9 +94,8 @@ struct DatabaseHandlers: Sendable {
         let request = try BulkHandlers.revisionsRequest(r.object())
         guard request.count <= 100 else { throw DocumentError(.badRequest, "Exceeded maximum number of documents.") }
         guard request.map(\.revisions.count).reduce(0, +) <= 1000 else { throw DocumentError(.badRequest, "Exceeded maximum number of revisions.") }
-        let byID = Dictionary(request.map { ($0.id, $0.revisions) }, uniquingKeysWith: +)
-        let purged = try await offload { try db.purge(byID) }
-        let answer = JSONObject(purged.sorted { $0.key < $1.key }.map { ($0.key, JSON.array($0.value.map(JSON.string))) })
+        let purged = try await offload { try db.purge(request) }
+        let answer = JSONObject(purged.sorted { $0.id < $1.id }.map { ($0.id, JSON.array($0.revisions.map(JSON.string))) })
         return .json(["purge_seq": .null, "purged": .object(answer)], status: .created)
     }
 
