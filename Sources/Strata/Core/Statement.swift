@@ -272,9 +272,9 @@ public final class Statement {
         if arguments.namedPairs.isEmpty {
             // Inlined, and reaching the caller's values only through a
             // buffer pointer: an array literal's storage does not escape,
-            // so the compiler can keep it on the stack, and destroys its
-            // values knowing their type (no allocation, no generic
-            // destruction of each value).
+            // so the compiler can keep it on the caller's stack (no
+            // allocation or free a call; its values are still destroyed
+            // one by one through their value witnesses).
             try arguments.positional.withUnsafeBufferPointer { try executePositional($0) }
         } else {
             try executeGeneral(arguments)
