@@ -572,7 +572,7 @@ private func lowercasedASCII(_ byte: UInt8) -> UInt8 {
 /// An identifier with its ASCII letters in lower case, the form in which
 /// two names that ``identifiersMatch(_:_:)`` are equal (a key for a set).
 package func lowercasedASCII(_ name: String) -> String {
-    String(decoding: name.utf8.map(lowercasedASCII), as: UTF8.self)
+    String(decoding: identifierKey(name), as: UTF8.self)
 }
 
 /// An identifier's bytes with its ASCII letters in lower case: a key for a

@@ -294,7 +294,7 @@ public final class TableSync: Sendable {
             // batch would leave out: then the triggers apply every batch.
             let installed = try String.fetchAll(db, sql: "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ?",
                                                 arguments: ["\(documentsName)_docs"]).filter { $0.hasSuffix("_applied_insert") }
-            guard Set(installed.map { Array($0.utf8) }) == Set(tables.map { Array(Self.triggerName(documentsName, table: $0.name, "applied_insert").utf8) }) else {
+            guard Set(installed.map(ExactString.init)) == Set(tables.map { ExactString(Self.triggerName(documentsName, table: $0.name, "applied_insert")) }) else {
                 return (tables, nil)
             }
             return (tables, try BatchApply(db, tables: tables, documentsName: documentsName, docs: docs, blobs: blobs, schema: schema))
@@ -355,10 +355,16 @@ public final class TableSync: Sendable {
         }
     }
 
+    /// The synced table `name` names, in any ASCII case (`Notes` for
+    /// `notes`).
+    private func syncedTable(_ name: String) -> SyncedTable? {
+        tables.first { identifiersMatch($0.name, name) }
+    }
+
     /// The name `table` is synced under, when it names a synced table in
-    /// another case (`Notes` for `notes`); else `table`.
+    /// another case; else `table`.
     private func syncedName(_ table: String) -> String {
-        tables.first { identifiersMatch($0.name, table) }?.name ?? table
+        syncedTable(table)?.name ?? table
     }
 
     /// Whether the file has a table named `name`.
@@ -1013,10 +1019,10 @@ public final class TableSync: Sendable {
     ///
     /// - Throws: ``DocumentError`` `badRequest` when `table` is not synced.
     public func unappliedDocuments(in table: String) throws -> [String] {
-        let table = syncedName(table)
-        guard let synced = tables.first(where: { identifiersMatch($0.name, table) }) else {
+        guard let synced = syncedTable(table) else {
             throw DocumentError(.badRequest, "\(table) is not a synced table")
         }
+        let table = synced.name
         let docs = documents.tables.docs
         let key = "substr(id, \(table.unicodeScalars.count + 2))"
         return try documents.writer.read { db in
@@ -1075,11 +1081,11 @@ public final class TableSync: Sendable {
     /// transaction; the next sync sends the resolution to the other devices.
     @discardableResult
     public func resolveConflicts(in table: String, using policy: ConflictPolicy) throws -> Int {
-        let table = syncedName(table)
-        guard tables.contains(where: { identifiersMatch($0.name, table) }) else {
+        guard let synced = syncedTable(table) else {
             throw DocumentError(.badRequest, "\(table) is not a synced table")
         }
-        let blobColumns = tables.first { identifiersMatch($0.name, table) }?.blobColumns ?? []
+        let table = synced.name
+        let blobColumns = synced.blobColumns
         var settled = 0
         for conflict in try conflicts(in: table) {
             let id = table + ":" + conflict.key
@@ -1436,9 +1442,9 @@ public final class TableSync: Sendable {
                                         arguments: [JSON.array(names.map(JSON.string)).text])
         // Keyed and compared in bytes: Swift's `==` takes a table named with
         // a precomposed `é` for one named with `e` and a combining accent.
-        var kept: [[UInt8]: [UInt8]] = [:]
-        for row in existing { kept[Array((try row[0] as String).utf8)] = Array((try row[1] as String).utf8) }
-        if zip(names, statements).allSatisfy({ kept[Array($0.utf8)] == Array($1.sql.utf8) }) { return }
+        var kept: [ExactString: ExactString] = [:]
+        for row in existing { kept[ExactString(try row[0])] = ExactString(try row[1]) }
+        if zip(names, statements).allSatisfy({ kept[ExactString($0)] == ExactString($1.sql) }) { return }
         try dropTriggers(db, documentsName: documentsName, table: table.name, statements.map(\.suffix))
         for statement in statements {
             try db.execute(sql: statement.sql)
